@@ -1,0 +1,70 @@
+/**
+ * The charge algorithm, once, over a {@link CounterTx}: budgets → idempotency → daily cap
+ * (DESIGN §1), all or nothing. The Redis store's Lua script is the same algorithm in Lua and is
+ * held to this one by differential tests.
+ */
+import type { ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
+import type { ReleaseTicket } from "./types.js";
+
+const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
+
+/** Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). */
+export function readWindow(tx: Pick<CounterTx, "window">, key: string, windowMs: number, now: number): WindowReading {
+  const record = tx.window(key);
+  if (record === undefined || now >= record.start + windowMs) return NO_WINDOW;
+  return { count: record.count, resetAt: record.start + windowMs };
+}
+
+/** Checks and charges one request inside a transaction. */
+export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome {
+  const { now, budgets } = request;
+  const windows = budgets.map((b) => readWindow(tx, b.key, b.windowMs, now));
+  // DESIGN §2: a request refused because a budget is spent charges nothing
+  if (windows.some((w, i) => w.count >= budgets[i]!.limit)) return { kind: "budget_spent", windows };
+
+  const charged = windows.map((w, i) => {
+    const budget = budgets[i]!;
+    const start = w.count === 0 ? now : w.resetAt - budget.windowMs; // a window starts at its first charge
+    tx.setWindow(budget.key, { start, count: w.count + 1 }, budget.windowMs);
+    return { count: w.count + 1, resetAt: start + budget.windowMs };
+  });
+  if (request.refused) return { kind: "charged", windows: charged, replay: false };
+
+  const idem = request.idempotency;
+  const record = idem === undefined ? undefined : tx.keyRecord(idem.key);
+  const live = record !== undefined && now < record.expiresAt ? record : undefined;
+  if (idem !== undefined && live !== undefined && live.fingerprint !== idem.fingerprint) {
+    return { kind: "conflict", windows: charged, fingerprint: live.fingerprint };
+  }
+
+  const cap = request.cap;
+  if (cap !== undefined) {
+    // DESIGN §7: a key that already counted counts nothing more and is not refused by the cap
+    if (live?.counted !== undefined) return { kind: "charged", windows: charged, replay: true };
+    const count = tx.capCount(cap);
+    if (count >= cap.limit) return { kind: "cap_reached", windows: charged, count };
+    const member = tx.nextMember();
+    tx.addCapMember(cap, member);
+    if (idem !== undefined) {
+      tx.setKeyRecord(idem.key, { fingerprint: idem.fingerprint, expiresAt: live?.expiresAt ?? now + idem.ttlMs, counted: { day: cap.day, member } });
+    }
+    return { kind: "charged", windows: charged, replay: live !== undefined, member };
+  }
+
+  if (idem !== undefined && live === undefined) {
+    tx.setKeyRecord(idem.key, { fingerprint: idem.fingerprint, expiresAt: now + idem.ttlMs });
+  }
+  return { kind: "charged", windows: charged, replay: live !== undefined };
+}
+
+/** Uncounts one cap charge and lets its key count again (DESIGN §7). True when it was counted. */
+export function runRelease(tx: CounterTx, ticket: ReleaseTicket, now: number): boolean {
+  const removed = tx.removeCapMember(ticket.key, ticket.day, ticket.member);
+  if (ticket.idempotencyKey !== undefined) {
+    const record = tx.keyRecord(ticket.idempotencyKey);
+    if (record !== undefined && now < record.expiresAt && record.counted?.member === ticket.member) {
+      tx.setKeyRecord(ticket.idempotencyKey, { fingerprint: record.fingerprint, expiresAt: record.expiresAt });
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,185 @@
+/**
+ * The pure way through: plan → charge → render over an immutable immer snapshot of the counters.
+ * No clock, no randomness, no I/O: the same inputs give the same decision.
+ */
+import { freeze, produce } from "immer";
+import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
+import { runCharge, runRelease } from "./charge.js";
+import { PolicyConfigError } from "./errors.js";
+import { chargeRequest } from "./keys.js";
+import { plan } from "./plan.js";
+import { render } from "./render.js";
+import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
+import type { Credential, Decision, ReleaseTicket, Roles } from "./types.js";
+
+/** The counters of the pure API: an immutable snapshot, replaced (never changed) by `evaluate`. */
+export interface Usage {
+  /** Counts changes; part of derived request ids, so that two identical requests get two ids. */
+  readonly seq: number;
+  readonly windows: Readonly<Record<string, WindowRecord>>;
+  readonly caps: Readonly<Record<string, { readonly day: number; readonly members: readonly string[] }>>;
+  readonly keys: Readonly<Record<string, KeyRecord>>;
+}
+
+/** Everything `evaluate` reads. */
+export interface PolicyState {
+  readonly credential: Credential;
+  /** The credential owner's current role on each newsletter (spec §5.4: applied on every request). */
+  readonly roles: Roles;
+  readonly usage: Usage;
+  /** Milliseconds since the epoch. */
+  readonly now: number;
+  /** Default: the spec's numbers. */
+  readonly config?: PolicyConfig | PolicyOptions;
+}
+
+const EMPTY: Usage = freeze({ seq: 0, windows: {}, caps: {}, keys: {} }, true);
+
+/**
+ * An empty set of counters to start from.
+ *
+ * @returns a frozen, empty {@link Usage}.
+ * @example
+ * let usage = emptyUsage();
+ */
+export function emptyUsage(): Usage {
+  return EMPTY;
+}
+
+/** Host input checks: these are programming mistakes, so they throw (DESIGN §10). */
+export function assertCredential(credential: unknown): asserts credential is Credential {
+  const c = credential as Partial<Credential> | null;
+  if (typeof c !== "object" || c === null) throw new PolicyConfigError("credential", "must be a credential object");
+  if (typeof c.id !== "string" || c.id === "") throw new PolicyConfigError("credential.id", "must be a non-empty string");
+  if (typeof c.newsletters !== "object" || c.newsletters === null) {
+    throw new PolicyConfigError("credential.newsletters", "must be an object of newsletter id → grants");
+  }
+}
+
+/** A clock reading must be a finite number of milliseconds (DESIGN §10). */
+export function assertNow(now: unknown, field: string): asserts now is number {
+  if (typeof now !== "number" || !Number.isFinite(now)) throw new PolicyConfigError(field, `must be a finite number of milliseconds; got ${String(now)}`);
+}
+
+/** Reads a snapshot and writes into a draft only when the charge writes something. */
+class SnapshotTx implements CounterTx {
+  private readonly writes: Array<(draft: { -readonly [K in keyof Usage]: any }) => void> = [];
+  private seq: number;
+
+  constructor(private readonly usage: Usage) {
+    this.seq = usage.seq;
+  }
+
+  window(key: string): WindowRecord | undefined {
+    return Object.hasOwn(this.usage.windows, key) ? this.usage.windows[key] : undefined;
+  }
+  setWindow(key: string, record: WindowRecord): void {
+    this.writes.push((d) => {
+      d.windows[key] = record;
+    });
+  }
+  capCount(cap: CapCharge): number {
+    const entry = Object.hasOwn(this.usage.caps, cap.key) ? this.usage.caps[cap.key] : undefined;
+    return entry !== undefined && entry.day === cap.day ? entry.members.length : 0;
+  }
+  addCapMember(cap: CapCharge, member: string): void {
+    const fresh = this.capCount(cap) === 0;
+    this.writes.push((d) => {
+      if (fresh) d.caps[cap.key] = { day: cap.day, members: [member] };
+      else d.caps[cap.key].members.push(member);
+    });
+  }
+  removeCapMember(key: string, day: number, member: string): boolean {
+    const entry = Object.hasOwn(this.usage.caps, key) ? this.usage.caps[key] : undefined;
+    if (entry === undefined || entry.day !== day || !entry.members.includes(member)) return false;
+    this.writes.push((d) => {
+      d.caps[key].members = entry.members.filter((m) => m !== member);
+    });
+    return true;
+  }
+  keyRecord(key: string): KeyRecord | undefined {
+    return Object.hasOwn(this.usage.keys, key) ? this.usage.keys[key] : undefined;
+  }
+  setKeyRecord(key: string, record: KeyRecord): void {
+    this.writes.push((d) => {
+      d.keys[key] = record;
+    });
+  }
+  nextMember(): string {
+    return `m${++this.seq}`;
+  }
+
+  /** The next snapshot: the same object when nothing was written. */
+  commit(): Usage {
+    if (this.writes.length === 0) return this.usage;
+    const seq = this.seq + 1;
+    return produce(this.usage, (draft) => {
+      for (const write of this.writes) write(draft);
+      draft.seq = seq;
+    });
+  }
+}
+
+/** FNV-1a, 52 bits: a short stable id derived from the inputs (DESIGN §14). */
+function derivedId(parts: readonly (string | number)[]): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  const text = parts.join("\u0000");
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 16777619);
+    h2 = Math.imul(h2 ^ c, 2246822519);
+  }
+  return ((h1 >>> 0).toString(16).padStart(8, "0") + (h2 >>> 0).toString(16).padStart(8, "0")).slice(0, 16);
+}
+
+/** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */
+export function requestIdOf(given: string | undefined, fallback: () => string): string {
+  if (given === undefined) return `req_${fallback()}`;
+  return given.startsWith("req_") ? given : `req_${given}`;
+}
+
+/**
+ * Decides one request, purely: plan → charge → render over an immutable snapshot.
+ *
+ * @param request - the untrusted descriptor the host built; any shape is answered, never thrown.
+ * @param state - credential, roles, counters, the time, and optional config (default: the spec's numbers).
+ * @returns the decision and the next counters; `usage === state.usage` when nothing changed.
+ * @throws PolicyConfigError for host mistakes only: invalid config, credential or `now`.
+ * @example
+ * const { decision, usage } = evaluate(
+ *   { method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" },
+ *   { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: Date.now() },
+ * );
+ */
+export function evaluate(request: unknown, state: PolicyState): { decision: Decision; usage: Usage } {
+  const config = resolveConfig(state.config);
+  assertCredential(state.credential);
+  assertNow(state.now, "now");
+  const { credential, usage, now } = state;
+  const planned = plan(config, request, credential, state.roles);
+  const tx = new SnapshotTx(usage);
+  const requestId = requestIdOf(planned.requestId, () => derivedId([credential.id, planned.fingerprint, now, usage.seq]));
+  const outcome = runCharge(tx, chargeRequest(planned, credential.id, config, now, requestId));
+  return { decision: render(planned, outcome, config, now, requestId, credential.id), usage: tx.commit() };
+}
+
+/**
+ * Uncounts a daily-cap charge whose send or schedule then failed downstream (DESIGN §2, §7).
+ * Releasing twice, or releasing a decision that charged no cap, changes nothing.
+ *
+ * @param usage - the current counters.
+ * @param decision - the allowed decision that counted toward the cap.
+ * @param now - ms since the epoch (unused by the snapshot; kept for symmetry with stores).
+ * @returns the next counters; the same object when nothing was released.
+ * @example
+ * if (sendFailed) usage = release(usage, decision, Date.now());
+ */
+export function release(usage: Usage, decision: Pick<Decision, "release">, now: number): Usage {
+  const ticket: ReleaseTicket | undefined = decision.release;
+  if (ticket === undefined) return usage;
+  assertNow(now, "now");
+  const tx = new SnapshotTx(usage);
+  runRelease(tx, ticket, now);
+  return tx.commit();
+}

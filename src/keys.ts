@@ -1,0 +1,74 @@
+/**
+ * Store keys. Every id is length-prefixed, so that no two (credential, name) pairs can ever spell
+ * the same key, whatever characters the ids hold.
+ */
+import type { BudgetSpec, PolicyConfig } from "./config.js";
+import type { Plan } from "./plan.js";
+import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type ChargeRequest } from "./store.js";
+import type { CapName } from "./types.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function scoped(kind: string, id: string): string {
+  return `${kind}:${id.length}.${id}`;
+}
+
+/** The store key of one credential's budget. */
+export function budgetKey(credentialId: string, budget: string): string {
+  return `${scoped("b", credentialId)}:${budget}`;
+}
+
+/**
+ * Recent credentials' budget charges, so that a hot credential's keys are built (and hashed by the
+ * store's Map) once, not on every request. Bounded: cleared when it holds too many credentials.
+ */
+const recent = new Map<string, Map<readonly BudgetSpec[], BudgetCharge[]>>();
+const RECENT_MAX = 4096;
+
+/** The budgets of a request as the store sees them. */
+export function budgetCharges(credentialId: string, budgets: readonly BudgetSpec[]): readonly BudgetCharge[] {
+  let byList = recent.get(credentialId);
+  if (byList === undefined) {
+    if (recent.size >= RECENT_MAX) recent.clear();
+    byList = new Map();
+    recent.set(credentialId, byList);
+  }
+  let charges = byList.get(budgets);
+  if (charges === undefined) {
+    charges = budgets.map((b) => Object.freeze({ key: budgetKey(credentialId, b.name), limit: b.limit, windowMs: b.window * 1000 }));
+    Object.freeze(charges);
+    byList.set(budgets, charges);
+  }
+  return charges;
+}
+
+/** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */
+export function capKey(cap: CapName, credentialId: string, newsletter: string): string {
+  return cap === "dispatch" ? scoped("d", newsletter) : scoped("t", credentialId);
+}
+
+/** DESIGN §7: a key is scoped to the credential. */
+export function idempotencyKey(credentialId: string, key: string): string {
+  return `${scoped("k", credentialId)}:${key}`;
+}
+
+/** The day a moment falls in, and when that day ends (DESIGN §6: midnight UTC by default). */
+export function dayOf(now: number, offsetMs: number): { day: number; resetAt: number } {
+  const day = Math.floor((now + offsetMs) / DAY_MS);
+  return { day, resetAt: (day + 1) * DAY_MS - offsetMs };
+}
+
+/** Everything the store must check and charge for a planned request. */
+export function chargeRequest(plan: Plan, credentialId: string, config: PolicyConfig, now: number, id: string): ChargeRequest {
+  const budgets = budgetCharges(credentialId, plan.budgets);
+  if (plan.refusal !== undefined) return { id, now, budgets, refused: true };
+  const idempotency =
+    plan.idempotencyKey === undefined
+      ? undefined
+      : { key: idempotencyKey(credentialId, plan.idempotencyKey), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS };
+  const cap =
+    plan.cap === undefined || plan.newsletter === undefined
+      ? undefined
+      : { name: plan.cap, key: capKey(plan.cap, credentialId, plan.newsletter), limit: config.caps[plan.cap].limit, offsetMs: config.dayOffsetMs, ...dayOf(now, config.dayOffsetMs) };
+  return { id, now, budgets, refused: false, ...(idempotency && { idempotency }), ...(cap && { cap }) };
+}

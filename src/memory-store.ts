@@ -1,0 +1,108 @@
+/**
+ * The embedded default store: counters in Maps of this process. A charge runs synchronously, so it
+ * is atomic within the process. Expired windows, past days' caps and idempotency records are
+ * forgotten, so memory stays bounded as credentials come and go.
+ */
+import { readWindow, runCharge, runRelease } from "./charge.js";
+import type { BudgetCharge, CapCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
+import type { ReleaseTicket } from "./types.js";
+
+interface Expiring {
+  /** When the entry may be forgotten (ms). */
+  expiresAt: number;
+}
+
+/** Options of {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Sweep expired entries after this many charges. Default 10 000. */
+  sweepEvery?: number;
+}
+
+/**
+ * Counters for one server process. Use `RedisStore` (`newsletter-policy/redis`) to share budgets
+ * between processes.
+ *
+ * @example
+ * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
+ */
+export class MemoryStore implements PolicyStore, CounterTx {
+  private readonly windows = new Map<string, WindowRecord & Expiring>();
+  private readonly caps = new Map<string, { day: number; members: Set<string> } & Expiring>();
+  private readonly keys = new Map<string, KeyRecord>();
+  private members = 0;
+  private charges = 0;
+  private readonly sweepEvery: number;
+
+  /** @param options - `sweepEvery` (default 10 000 charges). */
+  constructor(options: MemoryStoreOptions = {}) {
+    this.sweepEvery = options.sweepEvery ?? 10_000;
+  }
+
+  /** Checks and charges one request, all or nothing. */
+  charge(request: ChargeRequest): ChargeOutcome {
+    if (++this.charges >= this.sweepEvery) this.sweep(request.now);
+    return runCharge(this, request);
+  }
+
+  /** Uncounts one cap charge; true when it was still counted. */
+  release(ticket: ReleaseTicket, now: number): boolean {
+    return runRelease(this, ticket, now);
+  }
+
+  /** Reads budgets without charging. */
+  read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
+    return budgets.map((b) => readWindow(this, b.key, b.windowMs, now));
+  }
+
+  /** Entries held: open windows, cap days and idempotency records (for tests and metrics). */
+  get size(): number {
+    return this.windows.size + this.caps.size + this.keys.size;
+  }
+
+  /** Forgets every entry that has expired by `now`. Runs by itself every `sweepEvery` charges. */
+  sweep(now: number): void {
+    this.charges = 0;
+    for (const [key, entry] of this.windows) if (now >= entry.expiresAt) this.windows.delete(key);
+    for (const [key, entry] of this.caps) if (now >= entry.expiresAt) this.caps.delete(key);
+    for (const [key, entry] of this.keys) if (now >= entry.expiresAt) this.keys.delete(key);
+  }
+
+  // CounterTx: the charge algorithm's view of these Maps.
+
+  /** @internal */
+  window(key: string): WindowRecord | undefined {
+    return this.windows.get(key);
+  }
+  /** @internal */
+  setWindow(key: string, record: WindowRecord, windowMs: number): void {
+    this.windows.set(key, { start: record.start, count: record.count, expiresAt: record.start + windowMs });
+  }
+  /** @internal */
+  capCount(cap: CapCharge): number {
+    const entry = this.caps.get(cap.key);
+    return entry !== undefined && entry.day === cap.day ? entry.members.size : 0;
+  }
+  /** @internal */
+  addCapMember(cap: CapCharge, member: string): void {
+    const entry = this.caps.get(cap.key);
+    if (entry !== undefined && entry.day === cap.day) entry.members.add(member);
+    else this.caps.set(cap.key, { day: cap.day, members: new Set([member]), expiresAt: cap.resetAt });
+  }
+  /** @internal */
+  removeCapMember(key: string, day: number, member: string): boolean {
+    const entry = this.caps.get(key);
+    return entry !== undefined && entry.day === day && entry.members.delete(member);
+  }
+  /** @internal */
+  keyRecord(key: string): KeyRecord | undefined {
+    return this.keys.get(key);
+  }
+  /** @internal */
+  setKeyRecord(key: string, record: KeyRecord): void {
+    this.keys.set(key, record);
+  }
+  /** @internal */
+  nextMember(): string {
+    return `m${++this.members}`;
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * OAuth (spec §5.3): an app requests `<family>:<level>` scopes and `account:read`; the scopes
+ * granted are read from the token response.
+ */
+import { PolicyConfigError } from "./errors.js";
+import { FAMILIES } from "./permissions.js";
+import type { Credential, Family, Grants, Level } from "./types.js";
+
+/** What the token response and the authorisation give. */
+export interface ScopeGrant {
+  /** The authorisation's id; budgets are counted per authorisation (spec §5.1). */
+  id: string;
+  /** The granted scopes: a space-separated string as in the token response, or an array. */
+  scope: string | readonly string[];
+  /** The newsletters the authorisation covers. */
+  newsletters: readonly string[];
+}
+
+const LEVEL_RANK: Record<Level, number> = { none: 0, read: 1, write: 2 };
+
+/**
+ * Builds a credential from granted OAuth scopes. Unknown scopes are ignored (the full scope list
+ * is not in the spec); a family granted twice keeps the higher level.
+ *
+ * @param grant - `{ id, scope, newsletters }`.
+ * @returns an `oauth` {@link Credential} holding the scopes on every covered newsletter.
+ * @throws PolicyConfigError when `id`, `scope` or `newsletters` has the wrong type.
+ * @example
+ * credentialFromScopes({ id: "auth_1", scope: "audience:read account:read", newsletters: ["nl_1"] });
+ */
+export function credentialFromScopes(grant: ScopeGrant): Credential {
+  if (typeof grant?.id !== "string" || grant.id === "") throw new PolicyConfigError("id", "must be a non-empty string");
+  const scopes = typeof grant.scope === "string" ? grant.scope.split(/\s+/) : grant.scope;
+  if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string")) {
+    throw new PolicyConfigError("scope", "must be a space-separated string or an array of strings");
+  }
+  if (!Array.isArray(grant.newsletters) || grant.newsletters.some((n) => typeof n !== "string")) {
+    throw new PolicyConfigError("newsletters", "must be an array of newsletter ids");
+  }
+  const grants: Record<Family, Level> = Object.fromEntries(FAMILIES.map((f) => [f, "none"])) as Record<Family, Level>;
+  let account = false;
+  for (const scope of scopes) {
+    if (scope === "account:read") {
+      account = true;
+      continue;
+    }
+    const [family, level] = scope.split(":") as [string, string | undefined];
+    if (!(FAMILIES as readonly string[]).includes(family) || (level !== "read" && level !== "write")) continue;
+    const f = family as Family;
+    if (LEVEL_RANK[level] > LEVEL_RANK[grants[f]]) grants[f] = level;
+  }
+  const held: Grants = {};
+  for (const f of FAMILIES) if (grants[f] !== "none") held[f] = grants[f];
+  const newsletters: Record<string, Grants> = {};
+  for (const id of grant.newsletters) Object.defineProperty(newsletters, id, { value: { ...held }, enumerable: true, writable: false });
+  return { id: grant.id, kind: "oauth", newsletters, account };
+}

@@ -1,0 +1,80 @@
+/**
+ * The permission model of spec §2 and §5: per-newsletter grants in six families, none < read <
+ * write, capped on every request by the owner's current role.
+ */
+import type { Family, GrantedLevel, Grants, Level, Requirement } from "./types.js";
+
+/** The six families, in the spec's order (spec §2). */
+export const FAMILIES: readonly Family[] = ["content", "audience", "sending", "insights", "settings", "webhooks"];
+/** The levels, lowest first. */
+export const LEVELS: readonly Level[] = ["none", "read", "write"];
+
+const RANK: Readonly<Record<Level, number>> = { none: 0, read: 1, write: 2 };
+
+/** A credential's effective levels on one newsletter: the lesser of grant and role cap per family. */
+export type Effective = Readonly<Record<Family, Level>>;
+
+/** A requirement parsed: `account` or a family with the level it needs. */
+export type ParsedRequirement = { readonly account: true } | { readonly account: false; readonly family: Family; readonly level: GrantedLevel };
+
+const parsed = new Map<string, ParsedRequirement>();
+for (const family of FAMILIES) {
+  for (const level of ["read", "write"] as const) parsed.set(`${family}: ${level}`, { account: false, family, level });
+}
+parsed.set("account: read", { account: true });
+
+/** Reads `"<family>: <level>"` or `"account: read"`; null when it is neither. */
+export function parseRequirement(text: unknown): Requirement | null {
+  return typeof text === "string" && parsed.has(text) ? (text as Requirement) : null;
+}
+
+/** The parts of a requirement already known to be valid. */
+export function requirementParts(requirement: Requirement): ParsedRequirement {
+  return parsed.get(requirement)!;
+}
+
+/** A level read from untrusted data: anything but `read`/`write` counts as `none` (fail closed). */
+function levelOf(value: unknown): Level {
+  return value === "read" || value === "write" ? value : "none";
+}
+
+/** The lesser of two levels. */
+export function lesser(a: Level, b: Level): Level {
+  return RANK[a] <= RANK[b] ? a : b;
+}
+
+/** Whether `held` satisfies `needed`: write includes read (spec §2). */
+export function satisfies(held: Level, needed: GrantedLevel): boolean {
+  return RANK[held] >= RANK[needed];
+}
+
+/**
+ * Effective levels (spec §5.4): per family, the lesser of what was selected at creation and what
+ * the owner's current role allows.
+ */
+export function effectiveLevels(grants: Grants | undefined, cap: Readonly<Record<Family, Level>>): Effective {
+  const out = {} as Record<Family, Level>;
+  for (const family of FAMILIES) {
+    const granted = grants !== undefined && Object.hasOwn(grants, family) ? levelOf(grants[family]) : "none";
+    out[family] = lesser(granted, cap[family]);
+  }
+  return out;
+}
+
+/** The raw grant on one family, for spec §7 #2 (minted with the family, capped by the role now). */
+export function grantedLevel(grants: Grants | undefined, family: Family): Level {
+  return grants !== undefined && Object.hasOwn(grants, family) ? levelOf(grants[family]) : "none";
+}
+
+/** Spec §5.7: read-only = holds no `write` in any family on that newsletter, after the cap. */
+export function isReadOnly(levels: Effective): boolean {
+  for (const family of FAMILIES) if (levels[family] === "write") return false;
+  return true;
+}
+
+/** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */
+export function heldList(levels: Effective): string[] {
+  const held: string[] = [];
+  for (const family of FAMILIES) if (levels[family] !== "none") held.push(`${family}: ${levels[family]}`);
+  return held;
+}

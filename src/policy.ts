@@ -1,0 +1,111 @@
+/**
+ * The stateful way through: the same plan → charge → render as `evaluate`, with the counters in a
+ * store (in memory, or shared through Redis) and time and ids from injected functions.
+ */
+import { randomUUID } from "node:crypto";
+import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
+import { assertCredential, assertNow, requestIdOf } from "./evaluate.js";
+import { budgetCharges, chargeRequest } from "./keys.js";
+import { MemoryStore } from "./memory-store.js";
+import { plan } from "./plan.js";
+import { failedOpen, figures, render, unavailable } from "./render.js";
+import type { ChargeOutcome, PolicyStore } from "./store.js";
+import type { Credential, Decision, RateLimitStatus, Who } from "./types.js";
+
+/** Options of {@link createPolicy}. */
+export interface CreatePolicyOptions {
+  /** Where counters live. Default: a new {@link MemoryStore}. */
+  store?: PolicyStore;
+  /** Default: the spec's numbers. */
+  config?: PolicyConfig | PolicyOptions;
+  /** Milliseconds since the epoch. Default `Date.now`. */
+  clock?: () => number;
+  /** Request ids when the request carries none (`req_` is prefixed). Default: random UUIDs. */
+  generateId?: () => string;
+  /** Let requests through, uncounted, when the store fails (DESIGN §12). Default false: 503. */
+  failOpen?: boolean;
+  /** Told of every store failure, with the decision made instead; for logs and metrics. */
+  onStoreError?: (error: unknown, decision: Decision) => void;
+}
+
+/** A policy over a store. */
+export interface Policy {
+  /** Decides one request and charges it, all or nothing. Never rejects for a refusal. */
+  check(request: unknown, who: Who): Promise<Decision>;
+  /** Uncounts the daily-cap charge of an allowed send, schedule or test send that failed downstream. */
+  release(decision: Pick<Decision, "release">): Promise<boolean>;
+  /** The JSON for `GET /rate-limit`: every budget's figures, the same numbers as the headers. */
+  status(credential: Credential): Promise<RateLimitStatus>;
+  readonly config: PolicyConfig;
+}
+
+function randomId(): string {
+  return randomUUID().replaceAll("-", "");
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/**
+ * Makes a policy over a store, for middleware.
+ *
+ * @param options - store (default MemoryStore), config (default the spec), clock (default Date.now),
+ *   generateId (default random), failOpen (default false), onStoreError.
+ * @returns a {@link Policy} with `check`, `release` and `status`.
+ * @throws PolicyConfigError when the config is invalid.
+ * @example
+ * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
+ * const decision = await policy.check(
+ *   { method: req.method, path: req.url, idempotencyKey: req.headers["idempotency-key"], body: req.body },
+ *   { credential, roles },
+ * );
+ * if (!decision.allowed) return res.writeHead(decision.status, decision.headers).end(JSON.stringify(decision.body));
+ */
+export function createPolicy(options: CreatePolicyOptions = {}): Policy {
+  const config = resolveConfig(options.config);
+  const store = options.store ?? new MemoryStore();
+  const clock = options.clock ?? Date.now;
+  const generateId = options.generateId ?? randomId;
+  const failOpen = options.failOpen === true;
+
+  function now(): number {
+    const t = clock();
+    assertNow(t, "clock()");
+    return t;
+  }
+
+  return {
+    config,
+    async check(request, who) {
+      assertCredential(who?.credential);
+      const t = now();
+      const { credential } = who;
+      const planned = plan(config, request, credential, who.roles);
+      const requestId = requestIdOf(planned.requestId, generateId);
+      let outcome: ChargeOutcome;
+      try {
+        outcome = await store.charge(chargeRequest(planned, credential.id, config, t, requestId));
+      } catch (error) {
+        const decision = failOpen ? failedOpen(planned, requestId, describe(error)) : unavailable(planned, config, requestId, describe(error));
+        options.onStoreError?.(error, decision);
+        return decision;
+      }
+      return render(planned, outcome, config, outcome.now ?? t, requestId, credential.id);
+    },
+    async release(decision) {
+      if (decision?.release === undefined) return false;
+      return store.release(decision.release, now());
+    },
+    async status(credential) {
+      assertCredential(credential);
+      const t = now();
+      const readings = await store.read(budgetCharges(credential.id, config.budgets), t);
+      const budgets: RateLimitStatus["budgets"] = {};
+      config.budgets.forEach((b, i) => {
+        budgets[b.name] = figures(b, readings[i]!, t);
+      });
+      return { budgets };
+    },
+  };
+}

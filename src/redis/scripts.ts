@@ -1,0 +1,198 @@
+/**
+ * The three Lua scripts of the Redis store: charge, release and read. `charge` is `runCharge` of
+ * `charge.ts` line for line (budgets → idempotency → daily cap, all or nothing), over Redis keys;
+ * differential tests hold the two together.
+ *
+ * Numbers cross the wire as strings printed with `%.17g`, which round-trips every double exactly,
+ * so that windows and day ends agree with the in-memory store to the millisecond (and below).
+ * Expiries are relative (`PEXPIRE` of the time left), never absolute: a host clock that is off
+ * from Redis's clock moves no key's lifetime.
+ */
+import { createHash } from "node:crypto";
+
+/** A script and its SHA-1, for `EVALSHA` with an `EVAL` fallback. */
+export interface Script {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function script(source: string): Script {
+  return { source, sha: createHash("sha1").update(source).digest("hex") };
+}
+
+/** Time: the host's (`ARGV[1] == "h"`, `ARGV[2]` ms) or Redis's own (`TIME`). */
+const NOW = `
+local function num(x)
+  -- %d for whole numbers (every time and count of an integer clock) is three times cheaper than %.17g
+  if x == math.floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
+local now
+if ARGV[1] == 'r' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[2])
+end
+`;
+
+/**
+ * KEYS: seq, memo, budget_1..budget_n, [idempotency record], [cap key without the day].
+ * ARGV: 1 clock (h|r), 2 now, 3 request signature, 4 memo ttl ms, 5 n, 6 refused (1|0),
+ *   7 fingerprint ('' = no idempotency key), 8 key ttl ms, 9 day, 10 cap limit ('' = no cap),
+ *   11 day end ms, 12 day offset ms, 13 cap grace ms, 14 seq ttl ms, 15 expiry slack ms,
+ *   then limit_i, window_i.
+ * Reply: { kind, now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
+ *   s (budget_spent), c (charged: a = replay 1|0, b = member), x (conflict: a = fingerprint),
+ *   r (cap_reached: a = count).
+ */
+export const CHARGE = script(`${NOW}
+local memo = redis.call('GET', KEYS[2])
+if memo then
+  local m = cjson.decode(memo)
+  if m[1] == ARGV[3] then return m[2] end
+end
+
+local n = tonumber(ARGV[5])
+local slack = tonumber(ARGV[15])
+local counts, resets, starts, spent = {}, {}, {}, false
+for i = 1, n do
+  local limit, win = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
+  local r = redis.call('HMGET', KEYS[2 + i], 's', 'c')
+  local s, c = tonumber(r[1]), tonumber(r[2])
+  -- readWindow: a window is open until start + window (fixed windows, DESIGN §4)
+  if s == nil or c == nil or now >= s + win then
+    counts[i], resets[i] = 0, 0
+  else
+    counts[i], resets[i], starts[i] = c, s + win, s
+  end
+  if counts[i] >= limit then spent = true end
+end
+
+local function reply(kind, a, b)
+  local res = { kind, ARGV[1] == 'r' and num(now) or '', a, b }
+  for i = 1, n do
+    res[#res + 1] = num(counts[i])
+    res[#res + 1] = num(resets[i])
+  end
+  return res
+end
+
+-- DESIGN §2: a request refused because a budget is spent charges nothing
+if spent then return reply('s', '', '') end
+
+local function remember(res)
+  redis.call('SET', KEYS[2], cjson.encode({ ARGV[3], res }), 'PX', ARGV[4])
+  return res
+end
+
+for i = 1, n do
+  local win = tonumber(ARGV[15 + 2 * i])
+  if counts[i] == 0 then
+    -- a window starts at its first charge, and its key expires with it
+    counts[i], resets[i] = 1, now + win
+    redis.call('HSET', KEYS[2 + i], 's', num(now), 'c', '1')
+    redis.call('PEXPIRE', KEYS[2 + i], math.max(1, math.ceil(resets[i] - now)) + slack)
+  else
+    -- an open window keeps its start (as charge.ts computes it) and its expiry
+    local start = resets[i] - win
+    counts[i], resets[i] = counts[i] + 1, start + win
+    if start == starts[i] then
+      redis.call('HSET', KEYS[2 + i], 'c', num(counts[i]))
+    else
+      redis.call('HSET', KEYS[2 + i], 's', num(start), 'c', num(counts[i]))
+    end
+  end
+end
+if ARGV[6] == '1' then return remember(reply('c', '0', '')) end
+
+local at = 3 + n
+local idem, live = nil, nil
+if ARGV[7] ~= '' then
+  idem = KEYS[at]
+  at = at + 1
+  local r = redis.call('HMGET', idem, 'f', 'e', 'm')
+  local e = tonumber(r[2])
+  if r[1] and e and now < e then live = { f = r[1], e = e, m = r[3] } end
+  if live and live.f ~= ARGV[7] then return remember(reply('x', live.f, '')) end
+end
+
+local function record(e, day, member)
+  if not live then redis.call('DEL', idem) end
+  if member then
+    redis.call('HSET', idem, 'f', ARGV[7], 'e', num(e), 'd', day, 'm', member)
+  else
+    redis.call('HSET', idem, 'f', ARGV[7], 'e', num(e))
+  end
+  redis.call('PEXPIRE', idem, math.max(1, math.ceil(e - now)) + slack)
+end
+
+if ARGV[10] ~= '' then
+  -- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap
+  if live and live.m then return remember(reply('c', '1', '')) end
+  local day, resetAt
+  if ARGV[1] == 'r' then
+    local offset = tonumber(ARGV[12])
+    day = math.floor((now + offset) / 86400000)
+    resetAt = (day + 1) * 86400000 - offset
+  else
+    day, resetAt = tonumber(ARGV[9]), tonumber(ARGV[11])
+  end
+  local dayText = num(day)
+  local set = KEYS[at] .. ':' .. dayText
+  local count = redis.call('SCARD', set)
+  if count >= tonumber(ARGV[10]) then return remember(reply('r', num(count), '')) end
+  local member
+  repeat
+    member = 'm' .. num(redis.call('INCR', KEYS[1]))
+  until redis.call('SADD', set, member) == 1
+  redis.call('PEXPIRE', KEYS[1], ARGV[14])
+  local ttl = math.max(1, math.ceil(resetAt - now)) + tonumber(ARGV[13])
+  redis.call('PEXPIRE', set, ttl)
+  -- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
+  redis.call('SET', KEYS[at] .. ':day', dayText, 'PX', ttl)
+  if idem then record(live and live.e or now + tonumber(ARGV[8]), dayText, member) end
+  return remember(reply('c', live and '1' or '0', member))
+end
+
+if idem and not live then record(now + tonumber(ARGV[8])) end
+return remember(reply('c', live and '1' or '0', ''))
+`);
+
+/**
+ * KEYS: the day's cap set, the cap key's latest-day marker, [idempotency record].
+ * ARGV: 1 clock, 2 now, 3 member, 4 day. Reply: 1 when the member was still counted, else 0.
+ */
+export const RELEASE = script(`${NOW}
+local removed = 0
+local latest = redis.call('GET', KEYS[2])
+if not latest or tonumber(latest) == tonumber(ARGV[4]) then
+  removed = redis.call('SREM', KEYS[1], ARGV[3])
+end
+if KEYS[3] then
+  local r = redis.call('HMGET', KEYS[3], 'e', 'm')
+  local e = tonumber(r[1])
+  -- DESIGN §7: once released, the key counts again on its next allowed use
+  if e and now < e and r[2] == ARGV[3] then redis.call('HDEL', KEYS[3], 'd', 'm') end
+end
+return removed
+`);
+
+/**
+ * KEYS: budget_1..budget_n. ARGV: 1 clock, 2 now, then window_i.
+ * Reply: { count_1, resetAt_1, ... } (0, 0 for a budget with no open window).
+ */
+export const READ = script(`${NOW}
+local res = {}
+for i = 1, #KEYS do
+  local win = tonumber(ARGV[2 + i])
+  local r = redis.call('HMGET', KEYS[i], 's', 'c')
+  local s, c = tonumber(r[1]), tonumber(r[2])
+  if s == nil or c == nil or now >= s + win then
+    res[2 * i - 1], res[2 * i] = '0', '0'
+  else
+    res[2 * i - 1], res[2 * i] = num(c), num(s + win)
+  end
+end
+return res
+`);

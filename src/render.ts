@@ -1,0 +1,187 @@
+/**
+ * Stage three, render: from a plan and what the store did to the status, error body and headers
+ * of spec §2, §7 and §8. Pure.
+ */
+import type { BudgetSpec, PolicyConfig } from "./config.js";
+import type { Plan } from "./plan.js";
+import type { ChargeOutcome, WindowReading } from "./store.js";
+import type { BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, ReleaseTicket } from "./types.js";
+import { capKey, dayOf, idempotencyKey } from "./keys.js";
+
+const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
+const REPLAYED: Reason = Object.freeze({ rule: "allowed", replay: true });
+const NONE: readonly string[] = Object.freeze([]);
+const NOTHING: Decision["charged"] = Object.freeze({ budgets: NONE, caps: NONE });
+const HOUR_MS = 3_600_000;
+
+/** A budget's figures after this request (DESIGN §4: an unused budget shows its size and whole window). */
+export function figures(budget: BudgetSpec, reading: WindowReading, now: number): BudgetFigures {
+  const remaining = Math.max(0, budget.limit - reading.count);
+  const reset = reading.resetAt > now ? Math.max(1, Math.ceil((reading.resetAt - now) / 1000)) : budget.window;
+  return { limit: budget.limit, remaining, reset };
+}
+
+/**
+ * The four `RateLimit-*` headers (spec §8). The budget "closest to running out" has the fewest
+ * requests remaining; ties go to the longer reset, then to policy order (DESIGN §5).
+ */
+export function rateLimitHeaders(plan: Pick<Plan, "budgets" | "policyHeader">, windows: readonly WindowReading[], now: number): Record<string, string> {
+  let best: BudgetFigures | undefined;
+  for (let i = 0; i < plan.budgets.length; i++) {
+    const f = figures(plan.budgets[i]!, windows[i]!, now);
+    if (best === undefined || f.remaining < best.remaining || (f.remaining === best.remaining && f.reset > best.reset)) best = f;
+  }
+  return {
+    "RateLimit-Policy": plan.policyHeader,
+    "RateLimit-Limit": String(best!.limit),
+    "RateLimit-Remaining": String(best!.remaining),
+    "RateLimit-Reset": String(best!.reset),
+  };
+}
+
+function errorBody(config: PolicyConfig, code: string, message: string, requestId: string, param?: string, allowedValues?: readonly string[]): { error: ErrorObject } {
+  const error: ErrorObject = { code, message, request_id: requestId, docs_url: `${config.docsUrl}/${code}` };
+  if (param !== undefined) error.param = param;
+  if (allowedValues !== undefined) error.allowed_values = [...allowedValues];
+  return { error };
+}
+
+function dayStart(config: PolicyConfig): string {
+  const minutes = config.dayOffsetMs / 60_000;
+  if (minutes === 0) return "00:00 UTC";
+  const sign = minutes > 0 ? "+" : "-";
+  const abs = Math.abs(minutes);
+  return `00:00 UTC${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
+}
+
+function capMessage(cap: CapName, limit: number, newsletter: string | undefined, config: PolicyConfig): string {
+  const what =
+    cap === "dispatch"
+      ? `The daily dispatch limit of ${limit} sends and schedules for newsletter "${newsletter}" is reached`
+      : `The daily test-send limit of ${limit} requests for this credential is reached`;
+  const unit = config.dailyRetryAfter === "hours" ? "hours" : "seconds";
+  // spec §7: for a daily cap the message says so, and Retry-After is in hours
+  return `${what}. This is a daily limit: it resets at ${dayStart(config)}; Retry-After is in ${unit}.`;
+}
+
+function budgetMessage(report: BudgetReport): string {
+  const size = `${report.limit} requests per ${report.window} seconds`;
+  if (report.name === "general") {
+    return `The general budget (${size}) is spent: no call can be made with this credential until it refills in ${report.reset} s.`;
+  }
+  return `The ${report.name} budget (${size}) is spent; it refills in ${report.reset} s. Calls outside the ${report.name} budget remain possible.`;
+}
+
+interface Base {
+  plan: Plan;
+  requestId: string;
+  headers: Record<string, string>;
+}
+
+function refused(base: Base, status: number, body: { error: ErrorObject }, reason: Reason, charged: Decision["charged"]): Decision {
+  const { plan } = base;
+  return {
+    allowed: false,
+    status,
+    headers: base.headers,
+    body,
+    operation: plan.operation?.id,
+    view: plan.view,
+    newsletter: plan.newsletter,
+    charged,
+    requestId: base.requestId,
+    reason,
+  };
+}
+
+/** The decision for a planned request and the store's outcome. */
+export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig, now: number, requestId: string, credentialId: string): Decision {
+  const headers = rateLimitHeaders(plan, outcome.windows, now);
+  const base: Base = { plan, requestId, headers };
+  const charged = { budgets: outcome.kind === "budget_spent" ? NONE : plan.budgets.map((b) => b.name), caps: NONE };
+
+  if (outcome.kind === "budget_spent") {
+    const spent: BudgetReport[] = [];
+    plan.budgets.forEach((b, i) => {
+      const f = figures(b, outcome.windows[i]!, now);
+      if (f.remaining === 0) spent.push({ name: b.name, window: b.window, ...f });
+    });
+    // DESIGN §3: name general when it is spent; wait for the longest of the spent budgets
+    const named = spent.find((s) => s.name === "general") ?? spent[0]!;
+    headers["Retry-After"] = String(Math.max(...spent.map((s) => s.reset)));
+    const body = errorBody(config, "rate_limited", budgetMessage(named), requestId);
+    return refused(base, 429, body, { rule: "budget_spent", budget: named.name, spent }, NOTHING);
+  }
+
+  const refusal = plan.refusal;
+  if (refusal !== undefined) {
+    const body = errorBody(config, refusal.code, refusal.message, requestId, refusal.param, refusal.allowedValues);
+    return refused(base, refusal.status, body, refusal.reason, charged);
+  }
+
+  if (outcome.kind === "conflict") {
+    const key = plan.idempotencyKey!;
+    const message = `Idempotency-Key "${key}" was first used on ${outcome.fingerprint}; it cannot be reused on ${plan.fingerprint}. Use a new key for a new request.`;
+    return refused(base, 409, errorBody(config, "conflict", message, requestId, "Idempotency-Key"), { rule: "idempotency_conflict", key }, charged);
+  }
+
+  if (outcome.kind === "cap_reached") {
+    const cap = plan.cap!;
+    const limit = config.caps[cap].limit;
+    const { resetAt } = dayOf(now, config.dayOffsetMs);
+    const waitMs = resetAt - now;
+    headers["Retry-After"] = String(Math.max(1, Math.ceil(waitMs / (config.dailyRetryAfter === "hours" ? HOUR_MS : 1000))));
+    const body = errorBody(config, "rate_limited", capMessage(cap, limit, plan.newsletter, config), requestId);
+    return refused(base, 429, body, { rule: "daily_cap", cap, limit, count: outcome.count, resetAt }, charged);
+  }
+
+  const decision: Decision = {
+    allowed: true,
+    status: 200,
+    headers,
+    operation: plan.operation?.id,
+    view: plan.view,
+    newsletter: plan.newsletter,
+    charged,
+    requestId,
+    reason: outcome.replay ? REPLAYED : ALLOWED,
+  };
+  if (outcome.member !== undefined) {
+    const cap = plan.cap!;
+    charged.caps = [cap];
+    decision.release = releaseTicket(cap, credentialId, plan, config, now, outcome.member);
+  }
+  return decision;
+}
+
+function releaseTicket(cap: CapName, credentialId: string, plan: Plan, config: PolicyConfig, now: number, member: string): ReleaseTicket {
+  const ticket = { cap, key: capKey(cap, credentialId, plan.newsletter!), day: dayOf(now, config.dayOffsetMs).day, member };
+  return plan.idempotencyKey === undefined ? ticket : { ...ticket, idempotencyKey: idempotencyKey(credentialId, plan.idempotencyKey) };
+}
+
+/** A 503 for a store that failed (DESIGN §12), with the headers that need no counters. */
+export function unavailable(plan: Plan, config: PolicyConfig, requestId: string, error: string): Decision {
+  const message = "The rate-limit store is unavailable, so this request cannot be counted. Retry shortly.";
+  return refused(
+    { plan, requestId, headers: { "RateLimit-Policy": plan.policyHeader } },
+    503,
+    errorBody(config, "service_unavailable", message, requestId),
+    { rule: "store_unavailable", failOpen: false, error },
+    NOTHING,
+  );
+}
+
+/** Fail-open: the request goes on uncounted, and the reason says so for the host's log. */
+export function failedOpen(plan: Plan, requestId: string, error: string): Decision {
+  return {
+    allowed: true,
+    status: 200,
+    headers: { "RateLimit-Policy": plan.policyHeader },
+    operation: plan.operation?.id,
+    view: plan.view,
+    newsletter: plan.newsletter,
+    charged: NOTHING,
+    requestId,
+    reason: { rule: "store_unavailable", failOpen: true, error },
+  };
+}

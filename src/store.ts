@@ -1,0 +1,122 @@
+/**
+ * Stage two, charge: the store contract. One call to `charge` carries every budget and the cap of a
+ * request, so that a remote store can check and charge them all or none in one atomic step and one
+ * round trip (a Lua script on Redis).
+ */
+import type { CapName, ReleaseTicket } from "./types.js";
+
+/** One budget to check and charge. */
+export interface BudgetCharge {
+  /** Store key, scoped to the credential. */
+  readonly key: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/** The daily cap a request counts toward. */
+export interface CapCharge {
+  readonly name: CapName;
+  /** Store key of the cap (per newsletter for dispatches, per credential for test sends), without the day. */
+  readonly key: string;
+  /** Day index: whole days since the epoch at the configured day start. */
+  readonly day: number;
+  readonly limit: number;
+  /** When the day ends (ms): the cap's reset, and when its members may be forgotten. */
+  readonly resetAt: number;
+  /** The day start's offset from UTC midnight (ms), for a store that reads its own clock. */
+  readonly offsetMs: number;
+}
+
+/** Everything one request may charge, handed to the store in one call. Plain JSON data. */
+export interface ChargeRequest {
+  /** The request id: unique per request, so a store can answer a retried call without charging twice. */
+  readonly id: string;
+  /** The host's clock (ms). A store may use its own clock instead and report it as `ChargeOutcome.now`. */
+  readonly now: number;
+  /** Every budget of the request, in policy order. All are charged, or none (spec §8, DESIGN §2). */
+  readonly budgets: readonly BudgetCharge[];
+  /** The plan already refused the request: charge the budgets when they have room, nothing else. */
+  readonly refused: boolean;
+  /** The write's Idempotency-Key, scoped to the credential (DESIGN §7). */
+  readonly idempotency?: { readonly key: string; readonly fingerprint: string; readonly ttlMs: number };
+  readonly cap?: CapCharge;
+}
+
+/** A budget's counter as the charge left it (or found it, when nothing was charged). */
+export interface WindowReading {
+  /** Requests counted in the current window; 0 when no window is open. */
+  readonly count: number;
+  /** When the current window ends (ms); 0 when no window is open. */
+  readonly resetAt: number;
+}
+
+/** Common to every outcome: the time the store decided at, when it used its own clock. */
+interface OutcomeBase {
+  readonly windows: readonly WindowReading[];
+  /** Set by a store that reads its own clock (e.g. Redis TIME); render then measures from it. */
+  readonly now?: number;
+}
+
+/** What the store did. `windows` lines up with `ChargeRequest.budgets`. */
+export type ChargeOutcome = OutcomeBase &
+  (
+  | { readonly kind: "budget_spent" }
+  | {
+      readonly kind: "charged";
+      /** A retry whose key was already recorded (and, with a cap, already counted). */
+      readonly replay: boolean;
+      /** The cap charge made, when one was: `member` identifies it for release. */
+      readonly member?: string;
+    }
+  | { readonly kind: "conflict"; readonly fingerprint: string }
+  | { readonly kind: "cap_reached"; readonly count: number }
+  );
+
+/**
+ * Where counters live. Implementations must make `charge` atomic: every budget and the cap of one
+ * request are checked and charged together, or nothing is charged, even with many processes.
+ * `describeStoreConformance` in `newsletter-policy/testing` checks an implementation against
+ * `MemoryStore`.
+ */
+export interface PolicyStore {
+  /** Checks and charges one request, all or nothing. */
+  charge(request: ChargeRequest): ChargeOutcome | Promise<ChargeOutcome>;
+  /** Uncounts one cap charge; true when it was still counted. Releasing twice uncounts once. */
+  release(ticket: ReleaseTicket, now: number): boolean | Promise<boolean>;
+  /** Reads budgets without charging, for `GET /rate-limit`. */
+  read(budgets: readonly BudgetCharge[], now: number): readonly WindowReading[] | Promise<readonly WindowReading[]>;
+}
+
+/** An idempotency record (DESIGN §7). */
+export interface KeyRecord {
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  /** The cap charge this key made, until it is released. */
+  readonly counted?: { readonly day: number; readonly member: string };
+}
+
+/** An open budget window. */
+export interface WindowRecord {
+  readonly start: number;
+  readonly count: number;
+}
+
+/**
+ * The counters one charge reads and writes, as a transaction. `MemoryStore` implements it over
+ * Maps and `evaluate` over an immer snapshot; both run the one algorithm in `charge.ts`.
+ */
+export interface CounterTx {
+  window(key: string): WindowRecord | undefined;
+  setWindow(key: string, record: WindowRecord, windowMs: number): void;
+  capCount(cap: CapCharge): number;
+  addCapMember(cap: CapCharge, member: string): void;
+  /** Removes a member; true when it was there. */
+  removeCapMember(key: string, day: number, member: string): boolean;
+  keyRecord(key: string): KeyRecord | undefined;
+  setKeyRecord(key: string, record: KeyRecord): void;
+  /** A member id no other cap charge of this store has. */
+  nextMember(): string;
+}
+
+/** How long an Idempotency-Key lives (DESIGN §7). */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,0 +1,189 @@
+/**
+ * The public vocabulary of newsletter-policy: who asks, what they ask, and what the policy answers.
+ * Everything here is plain data; nothing in this file runs.
+ */
+
+/** The six permission families of spec §2. */
+export type Family = "content" | "audience" | "sending" | "insights" | "settings" | "webhooks";
+
+/** A family's level (spec §2): `write` includes `read`. */
+export type Level = "none" | "read" | "write";
+
+/** A level that grants something. */
+export type GrantedLevel = Exclude<Level, "none">;
+
+/** The textual form of a newsletter permission, spec §2: `<family>: <level>`. */
+export type Permission = `${Family}: ${GrantedLevel}`;
+
+/** What an operation may need: a newsletter permission, or `account: read` (spec §2). */
+export type Requirement = Permission | "account: read";
+
+/** The three budgets of spec §8, in policy order. Hosts may configure more. */
+export type BuiltInBudget = "general" | "audience" | "write";
+
+/** The daily caps of spec §8. */
+export type CapName = "dispatch" | "testSend";
+
+/** Per-family levels, as selected when a key is minted or an OAuth app is authorised. */
+export type Grants = Partial<Record<Family, Level>>;
+
+/**
+ * A credential: an API key or an OAuth authorisation (spec §5).
+ * Its budgets are per credential (`id`), never per IP address.
+ */
+export interface Credential {
+  /** Stable id of the key or authorisation; budgets and the test-send cap are counted per id. */
+  readonly id: string;
+  readonly kind: "api_key" | "oauth";
+  /** Per-newsletter permissions as selected when minted or authorised. */
+  readonly newsletters: Readonly<Record<string, Grants>>;
+  /** `account: read` (spec §2): `GET /me` and the account collections. */
+  readonly account?: boolean;
+}
+
+/**
+ * The credential owner's current role on each newsletter: `owner`, `admin`, `editor`, or a role of
+ * the config. A newsletter without a role is not reached (`not_found`).
+ */
+export type Roles = Readonly<Record<string, string>> | ((newsletter: string) => string | undefined);
+
+/** Who is asking: the credential and its owner's current roles. */
+export interface Who {
+  readonly credential: Credential;
+  readonly roles: Roles;
+}
+
+/**
+ * The request descriptor the host builds from the HTTP request. Untrusted: any shape is accepted and
+ * a malformed one is refused with `invalid_request`, never thrown.
+ */
+export interface PolicyRequest {
+  /** HTTP method, case-insensitive. */
+  method: string;
+  /** Request path; a query string is allowed, e.g. `/newsletters/nl_1/subscribers?limit=100`. */
+  path: string;
+  /** Parsed query; when given it is used instead of the path's query string. */
+  query?: Readonly<Record<string, string | readonly string[]>>;
+  /** The `Idempotency-Key` header. */
+  idempotencyKey?: string;
+  /** The parsed JSON body (test-send `to`, tagging `subscribers`). */
+  body?: unknown;
+  /** The newsletter that owns the resource, for paths without `{newsletter}`. */
+  newsletter?: string;
+  /** The host's request id; `req_` is prefixed when missing. */
+  requestId?: string;
+}
+
+/** The error object of spec §2, exactly its fields. */
+export interface ErrorObject {
+  code: string;
+  message: string;
+  request_id: string;
+  docs_url: string;
+  param?: string;
+  allowed_values?: string[];
+}
+
+/** One budget's figures, as in the `RateLimit-*` headers and `GET /rate-limit`. */
+export interface BudgetFigures {
+  /** Size of the budget. */
+  limit: number;
+  /** Requests left in the current window. */
+  remaining: number;
+  /** Whole seconds until the window refills, at least 1. */
+  reset: number;
+}
+
+/** The JSON body of `GET /rate-limit`: the same numbers as the headers (spec §4). */
+export interface RateLimitStatus {
+  budgets: Record<string, BudgetFigures>;
+}
+
+/** A budget's figures as a decision saw them, for logs. */
+export interface BudgetReport extends BudgetFigures {
+  name: string;
+  /** Window size in seconds. */
+  window: number;
+}
+
+/**
+ * Why a decision came out as it did: data a host can log. `rule` says which rule decided; the
+ * other fields carry the figures of that rule.
+ */
+export type Reason =
+  | { rule: "allowed"; replay?: true }
+  | { rule: "malformed_request"; param: string; detail: string }
+  | { rule: "unknown_operation"; method: string; path: string }
+  | { rule: "budget_spent"; budget: string; spent: BudgetReport[] }
+  | {
+      rule: "no_reach";
+      newsletter: string | undefined;
+      cause: "not_granted" | "no_role" | "unknown_role" | "unresolved";
+    }
+  | {
+      rule: "insufficient_scope";
+      /** The row of spec §7's `insufficient_scope` table. */
+      case: 1 | 2 | 3 | 4 | 5 | 6 | 7;
+      needed: Requirement;
+      held: string[];
+      param?: string;
+    }
+  | { rule: "invalid_input"; param: string; detail: string }
+  | { rule: "idempotency_conflict"; key: string }
+  | { rule: "daily_cap"; cap: CapName; limit: number; count: number; resetAt: number }
+  | { rule: "store_unavailable"; failOpen: boolean; error: string };
+
+/** What a request was charged: budget names and cap names. */
+export interface Charged {
+  readonly budgets: readonly string[];
+  readonly caps: readonly string[];
+}
+
+/** A token that lets `release` uncount one daily-cap charge. */
+export interface ReleaseTicket {
+  readonly cap: CapName;
+  /** Store key of the cap (without the day). */
+  readonly key: string;
+  /** The day index the charge was counted in. */
+  readonly day: number;
+  /** The charge's member in that day's set. */
+  readonly member: string;
+  /** The idempotency record that carries the charge, if the request had a key. */
+  readonly idempotencyKey?: string;
+}
+
+interface DecisionBase {
+  /** Headers to send, named exactly `RateLimit-Policy`, `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` and, on 429, `Retry-After`. */
+  headers: Record<string, string>;
+  /** The matched operation's id, e.g. `subscribers.list`. */
+  operation?: string;
+  /** `reader`: a read-only credential; the host hides unpublished content (spec §5.7). */
+  view?: "reader" | "full";
+  /** The newsletter the request was decided on. */
+  newsletter?: string;
+  charged: Charged;
+  /** `req_…` */
+  requestId: string;
+  /** Why: which rule decided, with its figures. */
+  reason: Reason;
+}
+
+/** An allowed request: go on, and set `headers` on the response. */
+export interface AllowedDecision extends DecisionBase {
+  allowed: true;
+  status: 200;
+  body?: undefined;
+  /** Present when the request counted toward a daily cap: pass the decision to `release` if the send then fails. */
+  release?: ReleaseTicket;
+}
+
+/** A refused request: answer with `status`, `headers` and `body`. */
+export interface RefusedDecision extends DecisionBase {
+  allowed: false;
+  status: number;
+  body: { error: ErrorObject };
+  release?: undefined;
+}
+
+/** The policy's answer for one request. */
+export type Decision = AllowedDecision | RefusedDecision;

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { createPolicy, defineConfig, emptyUsage, evaluate, PolicyConfigError, type PolicyOptions } from "../src/index.js";
+import { T0, key } from "./fixtures.js";
+
+function fieldOf(options: unknown): string | undefined {
+  try {
+    defineConfig(options as PolicyOptions);
+  } catch (error) {
+    expect(error).toBeInstanceOf(PolicyConfigError);
+    return (error as PolicyConfigError).field;
+  }
+  return undefined;
+}
+
+describe("config: host mistakes throw a typed error naming the field (DESIGN §10)", () => {
+  it.each([
+    [{ budgets: { general: { limit: 0 } } }, "budgets.general.limit"],
+    [{ budgets: { audience: { window: 1.5 } } }, "budgets.audience.window"],
+    [{ budgets: { write: { limit: "60" } } }, "budgets.write.limit"],
+    [{ budgets: { "Bad Name": { limit: 1, window: 1 } } }, "budgets.Bad Name"],
+    [{ budgets: { burst: { limit: 5 } } }, "budgets.burst.window"],
+    [{ caps: { dispatch: { limit: -1 } } }, "caps.dispatch.limit"],
+    [{ caps: { testSend: { limit: Infinity } } }, "caps.testSend.limit"],
+    [{ roles: { editor: { settings: "write" } } }, "roles.editor"],
+    [{ roles: { analyst: { money: "read" } } }, "roles.analyst.money"],
+    [{ roles: { analyst: { content: "admin" } } }, "roles.analyst.content"],
+    [{ docsUrl: "not a url" }, "docsUrl"],
+    [{ dailyRetryAfter: "minutes" }, "dailyRetryAfter"],
+    [{ dayStartsAtUtcOffsetMinutes: 1440 }, "dayStartsAtUtcOffsetMinutes"],
+    [{ operations: {} }, "operations"],
+    [{ operations: [{ id: "x", method: "FETCH", path: "/x" }] }, "operations[0].method"],
+    [{ operations: [{ id: "x", method: "GET", path: "x" }] }, "operations[0].path"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", needs: "settings:write" }] }, "operations[0].needs"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", budgets: ["burst"] }] }, "operations[0].budgets"],
+    [{ operations: [{ id: "me.get", method: "GET", path: "/x" }] }, "operations[0].id"],
+    [{ operations: [{ id: "me2", method: "GET", path: "/me" }] }, "operations[0].path"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", expand: { y: "nope" } }] }, "operations[0].expand.y"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", filters: { status: { reader: "sent" } } }] }, "operations[0].filters.status.reader"],
+    [{ operations: [{ id: "x", method: "POST", path: "/x", list: { field: "to", min: 1, max: 0 } }] }, "operations[0].list.max"],
+    [{ operations: [{ id: "x", method: "POST", path: "/x", cap: "dispatch" }] }, "operations[0].cap"],
+    ["nope", "config"],
+  ])("%j throws for %s", (options, field) => {
+    expect(fieldOf(options)).toBe(field);
+  });
+
+  it("the message names the field and what it must be", () => {
+    expect(() => defineConfig({ budgets: { general: { limit: 0, window: 60 } } })).toThrow("newsletter-policy: budgets.general.limit must be a whole number ≥ 1; got 0");
+  });
+
+  it("defaults are the spec's numbers", () => {
+    const config = defineConfig();
+    expect(config.budgets.map((b) => [b.name, b.limit, b.window])).toEqual([
+      ["general", 600, 60],
+      ["audience", 60, 60],
+      ["write", 60, 60],
+    ]);
+    expect(config.caps).toEqual({ dispatch: { limit: 25 }, testSend: { limit: 50 } });
+    expect(config.dailyRetryAfter).toBe("hours");
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("extra budgets join the policy after the built-in ones and appear in RateLimit-Policy", () => {
+    const config = defineConfig({
+      budgets: { burst: { limit: 5, window: 1 } },
+      operations: [{ id: "search", method: "GET", path: "/newsletters/{newsletter}/search", needs: "content: read", budgets: ["burst"] }],
+    });
+    const { decision } = evaluate({ method: "GET", path: "/newsletters/nl_1/search" }, { credential: key({ nl_1: { content: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config });
+    expect(decision.headers["RateLimit-Policy"]).toBe('"general";q=600;w=60, "burst";q=5;w=1');
+    expect(decision.headers["RateLimit-Limit"]).toBe("5");
+  });
+
+  it("plain options objects are accepted in place of a compiled config, and validated", () => {
+    const state = { credential: key({}), roles: {}, usage: emptyUsage(), now: T0 };
+    expect(evaluate({ method: "GET", path: "/me" }, { ...state, config: { budgets: { general: { limit: 7 } } } }).decision.headers["RateLimit-Limit"]).toBe("7");
+    expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, config: { caps: { dispatch: { limit: 0 } } } })).toThrow(PolicyConfigError);
+    expect(() => createPolicy({ config: { docsUrl: "x" } })).toThrow(/docsUrl/);
+  });
+
+  it("invalid host state throws: a credential without an id, a clock that is not a number", async () => {
+    const state = { credential: key({}), roles: {}, usage: emptyUsage(), now: T0 };
+    expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, credential: { id: "" } as never })).toThrow(/credential.id/);
+    expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, credential: { id: "k" } as never })).toThrow(/credential.newsletters/);
+    expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, now: Number.NaN })).toThrow(/now/);
+    const policy = createPolicy({ clock: () => Number.POSITIVE_INFINITY });
+    await expect(policy.check({ method: "GET", path: "/me" }, { credential: key({}), roles: {} })).rejects.toThrow(/clock\(\)/);
+  });
+});

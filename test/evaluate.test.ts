@@ -1,0 +1,35 @@
+import { freeze } from "immer";
+import { describe, expect, it } from "vitest";
+import { emptyUsage, evaluate, type PolicyState } from "../src/index.js";
+import { T0, get, key } from "./fixtures.js";
+
+describe("evaluate is pure", () => {
+  const credential = freeze(key({ nl_1: { audience: "read" } }), true);
+  const state: PolicyState = freeze({ credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 }, true);
+
+  it("accepts frozen inputs, leaves them unchanged, and gives the same decision for the same inputs", () => {
+    const request = freeze(get("/newsletters/nl_1/subscribers"), true);
+    const a = evaluate(request, state);
+    const b = evaluate(request, state);
+    expect(a.decision).toEqual(b.decision);
+    expect(a.usage).toEqual(b.usage);
+    expect(state.usage).toEqual(emptyUsage());
+    expect(Object.isFrozen(a.usage)).toBe(true);
+  });
+
+  it("returns the same snapshot object when nothing changed (a budget refusal charges nothing)", () => {
+    const config = { budgets: { audience: { limit: 1, window: 60 } } };
+    const first = evaluate(get("/newsletters/nl_1/subscribers"), { ...state, config });
+    expect(first.usage).not.toBe(state.usage);
+    const refused = evaluate(get("/newsletters/nl_1/subscribers"), { ...state, usage: first.usage, config });
+    expect(refused.decision.status).toBe(429);
+    expect(refused.usage).toBe(first.usage);
+  });
+
+  it("two identical requests in a row get two request ids; replaying the same inputs gives the same id", () => {
+    const one = evaluate(get("/me"), state);
+    const two = evaluate(get("/me"), { ...state, usage: one.usage });
+    expect(one.decision.requestId).not.toBe(two.decision.requestId);
+    expect(evaluate(get("/me"), state).decision.requestId).toBe(one.decision.requestId);
+  });
+});

@@ -1,0 +1,37 @@
+import { emptyUsage, evaluate, type Credential, type Decision, type PolicyConfig, type PolicyOptions, type PolicyRequest, type Roles, type Usage } from "../src/index.js";
+
+/** 2026-11-22 10:00:00 UTC: fourteen hours before the daily caps reset. */
+export const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+export function key(newsletters: Credential["newsletters"], account = false, id = "key_1"): Credential {
+  return { id, kind: "api_key", newsletters, account };
+}
+
+/** A session over the pure API: keeps the usage and the clock between calls. */
+export class Session {
+  usage: Usage = emptyUsage();
+  now = T0;
+  constructor(
+    public credential: Credential,
+    public roles: Roles,
+    public config?: PolicyConfig | PolicyOptions,
+  ) {}
+
+  run(request: Partial<PolicyRequest> | unknown): Decision {
+    const { decision, usage } = evaluate(request, { credential: this.credential, roles: this.roles, usage: this.usage, now: this.now, ...(this.config && { config: this.config }) });
+    this.usage = usage;
+    return decision;
+  }
+
+  /** Runs the same request n times and returns the decisions. */
+  repeat(n: number, request: unknown): Decision[] {
+    return Array.from({ length: n }, () => this.run(request));
+  }
+
+  advance(seconds: number): void {
+    this.now += seconds * 1000;
+  }
+}
+
+export const get = (path: string, extra: Partial<PolicyRequest> = {}): PolicyRequest => ({ method: "GET", path, ...extra });
+export const post = (path: string, extra: Partial<PolicyRequest> = {}): PolicyRequest => ({ method: "POST", path, ...extra });

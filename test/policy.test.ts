@@ -1,0 +1,98 @@
+import { describe, expect, it, vi } from "vitest";
+import { createPolicy, MemoryStore, type PolicyStore } from "../src/index.js";
+import { T0, get, key, post } from "./fixtures.js";
+
+const credential = key({ nl_1: { content: "write", audience: "read", sending: "write" } }, true);
+const who = { credential, roles: { nl_1: "owner" } };
+
+describe("createPolicy over a store", () => {
+  it("check decides and charges; ids come from the injected generator", async () => {
+    let n = 0;
+    const policy = createPolicy({ store: new MemoryStore(), clock: () => T0, generateId: () => `id${++n}` });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    expect(d).toMatchObject({ allowed: true, status: 200, requestId: "req_id1", operation: "subscribers.list", view: "full" });
+    expect(d.headers["RateLimit-Remaining"]).toBe("59");
+  });
+
+  it("status gives the JSON for GET /rate-limit: the same numbers as the headers", async () => {
+    let now = T0;
+    const policy = createPolicy({ clock: () => now });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    now += 15_000;
+    const status = await policy.status(credential);
+    expect(status).toEqual({
+      budgets: {
+        general: { limit: 600, remaining: 599, reset: 45 },
+        audience: { limit: 60, remaining: 59, reset: 45 },
+        write: { limit: 60, remaining: 60, reset: 60 },
+      },
+    });
+    expect(String(status.budgets.audience!.remaining)).toBe(d.headers["RateLimit-Remaining"]);
+  });
+
+  it("release uncounts a failed send once", async () => {
+    const policy = createPolicy({ clock: () => T0, config: { caps: { dispatch: { limit: 1 } } } });
+    const sent = await policy.check(post("/articles/a_1/send", { newsletter: "nl_1" }), who);
+    expect(await policy.release(sent)).toBe(true);
+    expect(await policy.release(sent)).toBe(false);
+    expect(await policy.release({})).toBe(false);
+    expect((await policy.check(post("/articles/a_2/send", { newsletter: "nl_1" }), who)).allowed).toBe(true);
+    expect((await policy.check(post("/articles/a_3/send", { newsletter: "nl_1" }), who)).status).toBe(429);
+  });
+
+  const broken: PolicyStore = {
+    charge: () => Promise.reject(new Error("ECONNREFUSED")),
+    release: () => Promise.reject(new Error("ECONNREFUSED")),
+    read: () => Promise.reject(new Error("ECONNREFUSED")),
+  };
+
+  it("DESIGN §12 a store failure answers service_unavailable (503) with the headers that need no counters", async () => {
+    const onStoreError = vi.fn();
+    const policy = createPolicy({ store: broken, clock: () => T0, onStoreError });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    expect(d.status).toBe(503);
+    expect(d.body?.error.code).toBe("service_unavailable");
+    expect(d.headers).toEqual({ "RateLimit-Policy": '"general";q=600;w=60, "audience";q=60;w=60' });
+    expect(d.reason).toMatchObject({ rule: "store_unavailable", failOpen: false, error: "Error: ECONNREFUSED" });
+    expect(onStoreError).toHaveBeenCalledWith(expect.any(Error), d);
+  });
+
+  it("failOpen lets the request through uncounted, with a reason to log", async () => {
+    const policy = createPolicy({ store: broken, clock: () => T0, failOpen: true });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    expect(d).toMatchObject({ allowed: true, status: 200, charged: { budgets: [], caps: [] }, reason: { rule: "store_unavailable", failOpen: true } });
+  });
+
+  it("a store that throws synchronously is handled like one that rejects", async () => {
+    const store: PolicyStore = { ...broken, charge: () => { throw new Error("boom"); } };
+    expect((await createPolicy({ store, clock: () => T0 }).check(get("/me"), who)).status).toBe(503);
+  });
+});
+
+describe("MemoryStore keeps its memory bounded as credentials come and go", () => {
+  it("forgets expired windows, past days' caps and idempotency records", async () => {
+    let now = T0;
+    const store = new MemoryStore({ sweepEvery: 1_000_000 });
+    const policy = createPolicy({ store, clock: () => now });
+    for (let i = 0; i < 500; i++) {
+      const c = key({ nl_1: { sending: "write" } }, false, `key_${i}`);
+      await policy.check(post("/articles/a/send", { newsletter: "nl_1", idempotencyKey: `k${i}` }), { credential: c, roles: { nl_1: "owner" } });
+      await policy.check(post(`/articles/a/test-send`, { newsletter: "nl_1", body: { to: ["a@x.io"] } }), { credential: c, roles: { nl_1: "owner" } });
+    }
+    expect(store.size).toBeGreaterThan(1000);
+    now += 25 * 3600_000;
+    store.sweep(now);
+    expect(store.size).toBe(0);
+  });
+
+  it("sweeps by itself every sweepEvery charges", async () => {
+    let now = T0;
+    const store = new MemoryStore({ sweepEvery: 100 });
+    const policy = createPolicy({ store, clock: () => now });
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 100; i++) await policy.check(get("/me"), { credential: key({}, true, `r${round}_${i}`), roles: {} });
+      now += 61_000;
+    }
+    expect(store.size).toBeLessThanOrEqual(100);
+  });
+});

@@ -1,0 +1,128 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { release, type Usage } from "../../src/index.js";
+import { arbTrace, runPureTrace, type TraceEntry } from "../../src/testing/index.js";
+import { OPERATIONS, isCap429, requests, validKey } from "./model.js";
+import { TIMEOUT, TRACE, params } from "./settings.js";
+
+const CAPS = { ...TRACE, focus: "caps" as const };
+const DAY_MS = 86_400_000;
+const TTL_MS = DAY_MS;
+
+function capLimit(trace: Parameters<typeof runPureTrace>[0], key: string): number {
+  return key.startsWith("d:") ? (trace.config.caps?.dispatch?.limit ?? 25) : (trace.config.caps?.testSend?.limit ?? 50);
+}
+
+function members(usage: Usage, key: string): readonly string[] {
+  return Object.hasOwn(usage.caps, key) ? usage.caps[key]!.members : [];
+}
+
+describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
+  it("refused sends (403, 400, 404, 409, 429) count nothing toward a daily cap: the caps are the same object", () => {
+    fc.assert(
+      fc.property(arbTrace(CAPS), (trace) => {
+        for (const entry of requests(runPureTrace(trace))) {
+          if (entry.decision.allowed) continue;
+          expect(entry.after!.caps, `${entry.decision.status} ${entry.request.path}`).toBe(entry.before!.caps);
+          expect(entry.decision.charged.caps).toEqual([]);
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+
+  it("a released send stops counting: its member leaves the cap once; releasing it again changes nothing", () => {
+    fc.assert(
+      fc.property(arbTrace(CAPS), (trace) => {
+        for (const entry of runPureTrace(trace)) {
+          if (entry.kind !== "release" || entry.released === undefined) continue;
+          const ticket = entry.released.release!;
+          expect(members(entry.after!, ticket.key)).not.toContain(ticket.member);
+          const was = members(entry.before!, ticket.key);
+          if (entry.uncounted) expect(members(entry.after!, ticket.key).length).toBe(was.length - 1);
+          else expect(entry.after!.caps).toBe(entry.before!.caps);
+          expect(release(entry.after!, entry.released, entry.now)).toBe(entry.after);
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+
+  it("caps never exceed their size in a day; a daily-cap 429 exactly when the day's count has reached the size", () => {
+    fc.assert(
+      fc.property(arbTrace(CAPS), (trace) => {
+        const offset = (trace.config.dayStartsAtUtcOffsetMinutes ?? 0) * 60_000;
+        const dayOf = (now: number) => Math.floor((now + offset) / DAY_MS);
+        // model: counted charges per cap key and day, by the decision that made them
+        const counted = new Map<string, Set<TraceEntry>>();
+        const slot = (key: string, day: number) => {
+          const id = `${key}@${day}`;
+          if (!counted.has(id)) counted.set(id, new Set());
+          return counted.get(id)!;
+        };
+        const log = runPureTrace(trace);
+        const byDecision = new Map(requests(log).map((e) => [e.decision, e] as const));
+        for (const entry of log) {
+          if (entry.kind === "release" && entry.released !== undefined && entry.uncounted) {
+            const t = entry.released.release!;
+            slot(t.key, t.day).delete(byDecision.get(entry.released)!);
+          }
+          if (entry.kind !== "request") continue;
+          for (const [key, value] of Object.entries(entry.after!.caps)) expect(value.members.length, key).toBeLessThanOrEqual(capLimit(trace, key));
+          const ticket = entry.decision.release;
+          if (ticket !== undefined) {
+            const day = slot(ticket.key, dayOf(entry.now));
+            expect(day.size, `${entry.request.path}: counted below the size`).toBeLessThan(capLimit(trace, ticket.key));
+            day.add(entry);
+          }
+          if (isCap429(entry.decision)) {
+            const reason = entry.decision.reason as Extract<typeof entry.decision.reason, { rule: "daily_cap" }>;
+            expect(reason.count).toBe(reason.limit);
+            const key = entry.decision.newsletter !== undefined && OPERATIONS.get(entry.operation!)?.cap === "dispatch" ? "dispatch" : "testSend";
+            const matching = [...counted.entries()].filter(([id]) => id.endsWith(`@${dayOf(entry.now)}`) && id.startsWith(key === "dispatch" ? "d:" : "t:"));
+            expect(matching.some(([, set]) => set.size >= reason.limit), `${entry.request.path}: refused by a cap that is full`).toBe(true);
+          }
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+
+  it("retries with one Idempotency-Key count once (until released or expired), and are never refused by the cap they counted toward", () => {
+    fc.assert(
+      fc.property(arbTrace(CAPS), (trace) => {
+        type KeyRecord = { expiresAt: number; fingerprint: string; countedBy: object | undefined };
+        const records = new Map<string, KeyRecord>();
+        const recordOf = new Map<object, KeyRecord>();
+        for (const entry of runPureTrace(trace)) {
+          // DESIGN §7: once the charge is released (on its day or later), the key counts again
+          if (entry.kind === "release" && entry.released !== undefined) {
+            const record = recordOf.get(entry.released);
+            if (record !== undefined && record.countedBy === entry.released && entry.now < record.expiresAt) record.countedBy = undefined;
+          }
+          if (entry.kind !== "request") continue;
+          const key = entry.request.idempotencyKey;
+          if (!validKey(key) || OPERATIONS.get(entry.operation ?? "")?.method === "GET") continue;
+          const id = `${entry.credential.id}\u0000${key}`;
+          const fingerprint = `${entry.request.method.toUpperCase()} ${entry.request.path.split("?")[0]!.replace(/\/$/, "")}`;
+          let record = records.get(id);
+          if (record !== undefined && entry.now >= record.expiresAt) record = undefined;
+          if (record !== undefined && record.countedBy !== undefined && record.fingerprint === fingerprint) {
+            expect(isCap429(entry.decision), `retry of ${fingerprint} with ${key}`).toBe(false);
+          }
+          if (!entry.decision.allowed) continue;
+          if (record === undefined) {
+            record = { expiresAt: entry.now + TTL_MS, fingerprint, countedBy: undefined };
+            records.set(id, record);
+          }
+          if (entry.decision.charged.caps.length > 0) {
+            expect(record.countedBy, `${key} counted twice`).toBeUndefined();
+            record.countedBy = entry.decision;
+            recordOf.set(entry.decision, record);
+          }
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+});

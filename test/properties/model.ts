@@ -1,0 +1,175 @@
+/**
+ * An independent model of the spec's rules, written from the spec and DESIGN.md rather than from
+ * src/: role caps, effective levels, reach, which budgets an operation belongs to, fixed budget
+ * windows and the headers they give. The properties hold the engine to it.
+ */
+import { defaultOperations, type Credential, type Decision, type Family, type Level, type OperationSpec, type PolicyOptions } from "../../src/index.js";
+import { EXTRA_OPERATIONS, type Trace, type TraceEntry } from "../../src/testing/index.js";
+
+export const FAMILIES: readonly Family[] = ["content", "audience", "sending", "insights", "settings", "webhooks"];
+const RANK: Record<Level, number> = { none: 0, read: 1, write: 2 };
+export const rank = (level: Level): number => RANK[level];
+export const minLevel = (a: Level, b: Level): Level => (RANK[a] <= RANK[b] ? a : b);
+
+export const OPERATIONS: ReadonlyMap<string, OperationSpec> = new Map([...defaultOperations, ...EXTRA_OPERATIONS].map((op) => [op.id, op]));
+
+export type Caps = Record<Family, Level>;
+
+/** spec §5.6: owner and admin may grant everything; an editor at most settings: read. Extra roles: their config; left out = none. */
+export function roleCap(config: PolicyOptions, role: string | undefined): Caps | undefined {
+  if (role === undefined) return undefined;
+  const all = (level: Level) => Object.fromEntries(FAMILIES.map((f) => [f, level])) as Caps;
+  if (role === "owner" || role === "admin") return all("write");
+  if (role === "editor") return { ...all("write"), settings: "read" };
+  const extra = config.roles !== undefined && Object.hasOwn(config.roles, role) ? config.roles[role] : undefined;
+  if (extra === undefined) return undefined;
+  const caps = all("none");
+  for (const f of FAMILIES) if (Object.hasOwn(extra, f)) caps[f] = extra[f]!;
+  return caps;
+}
+
+/** spec §2: a grant's level; anything not read/write is none. */
+export function grantOf(credential: Credential, newsletter: string, family: Family): Level {
+  if (!Object.hasOwn(credential.newsletters, newsletter)) return "none";
+  const grants = credential.newsletters[newsletter]!;
+  const level = Object.hasOwn(grants, family) ? grants[family] : undefined;
+  return level === "read" || level === "write" ? level : "none";
+}
+
+/** spec §5.4: per family, the lesser of the grant and the role cap. */
+export function effective(credential: Credential, newsletter: string, caps: Caps): Caps {
+  return Object.fromEntries(FAMILIES.map((f) => [f, minLevel(grantOf(credential, newsletter, f), caps[f])])) as Caps;
+}
+
+/** Whether the operation is about one newsletter (reach applies). */
+export function isScoped(op: OperationSpec): boolean {
+  return op.needs !== "account: read" && (op.path.includes("{newsletter}") || op.needs !== undefined || op.cap !== undefined);
+}
+
+/** The newsletter a generated request names: its `{newsletter}` segment, decoded, or the `newsletter` field. */
+export function newsletterOf(op: OperationSpec, request: { path: string; newsletter?: string }): string | undefined {
+  const at = op.path.split("/").indexOf("{newsletter}");
+  if (at >= 0) return decodeURIComponent(request.path.split("?")[0]!.split("/")[at]!);
+  return typeof request.newsletter === "string" && request.newsletter !== "" ? request.newsletter : undefined;
+}
+
+/** What the model says about reach and levels for one request entry. */
+export interface Access {
+  op: OperationSpec;
+  newsletter: string | undefined;
+  /** DESIGN §8: minted for it and a role there now. */
+  reached: boolean;
+  levels: Caps | undefined;
+  caps: Caps | undefined;
+}
+
+export function access(trace: Trace, entry: Extract<TraceEntry, { kind: "request" }>): Access | undefined {
+  const op = entry.operation === undefined ? undefined : OPERATIONS.get(entry.operation);
+  if (op === undefined || !isScoped(op)) return undefined;
+  const newsletter = newsletterOf(op, entry.request);
+  const role = newsletter !== undefined && Object.hasOwn(entry.roles, newsletter) ? entry.roles[newsletter] : undefined;
+  const caps = roleCap(trace.config, role);
+  const granted = newsletter !== undefined && Object.hasOwn(entry.credential.newsletters, newsletter);
+  const reached = granted && caps !== undefined;
+  return { op, newsletter, reached, caps, levels: reached ? effective(entry.credential, newsletter!, caps!) : undefined };
+}
+
+/** spec §8 budgets of an operation, in policy order (general, audience, write, then the host's). */
+export function budgetsOf(trace: Trace, operation: string | undefined): { name: string; limit: number; window: number }[] {
+  const order = ["general", "audience", "write", ...Object.keys(trace.config.budgets ?? {}).filter((n) => !["general", "audience", "write"].includes(n))];
+  const defaults: Record<string, { limit: number; window: number }> = { general: { limit: 600, window: 60 }, audience: { limit: 60, window: 60 }, write: { limit: 60, window: 60 } };
+  const op = operation === undefined ? undefined : OPERATIONS.get(operation);
+  const wanted = new Set(["general", ...(op?.budgets ?? []), ...(op !== undefined && op.method !== "GET" ? ["write"] : [])]);
+  return order
+    .filter((n) => wanted.has(n))
+    .map((name) => ({ name, limit: trace.config.budgets?.[name]?.limit ?? defaults[name]!.limit, window: trace.config.budgets?.[name]?.window ?? defaults[name]!.window }));
+}
+
+/** spec §8 RateLimit-Policy for a list of budgets. */
+export function policyHeader(budgets: readonly { name: string; limit: number; window: number }[]): string {
+  return budgets.map((b) => `"${b.name}";q=${b.limit};w=${b.window}`).join(", ");
+}
+
+/** What the budget model expects of one request. */
+export interface BudgetExpectation {
+  budgets: { name: string; limit: number; window: number }[];
+  /** Names of the budgets spent before the request (DESIGN §2: then nothing is charged). */
+  spent: string[];
+  /** Expected RateLimit-* headers (and Retry-After for a budget 429). */
+  headers: Record<string, string>;
+  /** The budget a budget 429 names (DESIGN §3). */
+  named?: string;
+  /** Counts after the request, per budget. */
+  counts: number[];
+}
+
+/** Fixed windows per credential and budget, starting at the first charged request (DESIGN §4). */
+export class BudgetModel {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+
+  constructor(private readonly trace: Trace) {}
+
+  private open(key: string, windowMs: number, now: number): { start: number; count: number } | undefined {
+    const w = this.windows.get(key);
+    return w !== undefined && now < w.start + windowMs ? w : undefined;
+  }
+
+  /** The figures of a budget now, without charging (GET /rate-limit). */
+  figures(credential: string, budget: { name: string; limit: number; window: number }, now: number): { limit: number; remaining: number; reset: number } {
+    const w = this.open(`${credential}\u0000${budget.name}`, budget.window * 1000, now);
+    if (w === undefined) return { limit: budget.limit, remaining: budget.limit, reset: budget.window };
+    return { limit: budget.limit, remaining: Math.max(0, budget.limit - w.count), reset: Math.max(1, Math.ceil((w.start + budget.window * 1000 - now) / 1000)) };
+  }
+
+  /** Expectation for a request entry, then applies the charge the model says happens (when `charge`). */
+  request(entry: Extract<TraceEntry, { kind: "request" }>, charge = true): BudgetExpectation {
+    const budgets = budgetsOf(this.trace, entry.operation);
+    const now = entry.now;
+    const keys = budgets.map((b) => `${entry.credential.id}\u0000${b.name}`);
+    const open = budgets.map((b, i) => this.open(keys[i]!, b.window * 1000, now));
+    const spent = budgets.filter((b, i) => (open[i]?.count ?? 0) >= b.limit).map((b) => b.name);
+    if (spent.length === 0 && charge) {
+      budgets.forEach((_, i) => this.windows.set(keys[i]!, { start: open[i]?.start ?? now, count: (open[i]?.count ?? 0) + 1 }));
+    }
+    const figures = budgets.map((b) => this.figures(entry.credential.id, b, now));
+    // DESIGN §5: fewest remaining; ties to the longer reset, then policy order
+    let best = 0;
+    figures.forEach((f, i) => {
+      const b = figures[best]!;
+      if (f.remaining < b.remaining || (f.remaining === b.remaining && f.reset > b.reset)) best = i;
+    });
+    const headers: Record<string, string> = {
+      "RateLimit-Policy": policyHeader(budgets),
+      "RateLimit-Limit": String(figures[best]!.limit),
+      "RateLimit-Remaining": String(figures[best]!.remaining),
+      "RateLimit-Reset": String(figures[best]!.reset),
+    };
+    const expectation: BudgetExpectation = { budgets, spent, headers, counts: budgets.map((b) => this.open(`${entry.credential.id}\u0000${b.name}`, b.window * 1000, now)?.count ?? 0) };
+    if (spent.length > 0) {
+      // DESIGN §3: name general when spent; wait for the longest of the spent budgets
+      expectation.named = spent.includes("general") ? "general" : spent[0]!;
+      headers["Retry-After"] = String(Math.max(...budgets.filter((b) => spent.includes(b.name)).map((b) => this.figures(entry.credential.id, b, now).reset)));
+    }
+    return expectation;
+  }
+}
+
+/** The request entries of a log. */
+export function requests(log: readonly TraceEntry[]): Extract<TraceEntry, { kind: "request" }>[] {
+  return log.filter((e): e is Extract<TraceEntry, { kind: "request" }> => e.kind === "request");
+}
+
+export const isBudget429 = (d: Decision): boolean => d.reason.rule === "budget_spent";
+export const isCap429 = (d: Decision): boolean => d.reason.rule === "daily_cap";
+
+/** DESIGN §10: what the engine accepts as an Idempotency-Key. */
+export const validKey = (key: unknown): key is string => typeof key === "string" && /^[\x21-\x7e]{1,255}$/.test(key);
+
+/** Deep-freezes a value (for purity checks). */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const key of Reflect.ownKeys(value)) deepFreeze((value as Record<string | symbol, unknown>)[key]);
+  }
+  return value;
+}

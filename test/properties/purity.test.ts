@@ -1,0 +1,89 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { evaluate, release } from "../../src/index.js";
+import { arbTrace, runPureTrace } from "../../src/testing/index.js";
+import { deepFreeze, requests } from "./model.js";
+import { TIMEOUT, TRACE, params } from "./settings.js";
+
+describe("invariants: evaluate is pure (DESIGN §14)", () => {
+  it("frozen inputs are accepted and left unchanged, and the same inputs give the same decision and counters", () => {
+    fc.assert(
+      fc.property(arbTrace({ ...TRACE, maxSteps: 200 }), (trace) => {
+        for (const entry of requests(runPureTrace(trace))) {
+          const request = deepFreeze(structuredClone(entry.request));
+          const credential = deepFreeze(structuredClone(entry.credential));
+          const roles = deepFreeze({ ...entry.roles });
+          const copies = structuredClone({ request, credential, roles });
+          const state = deepFreeze({ credential, roles, usage: entry.before!, now: entry.now, config: trace.config });
+          const first = evaluate(request, state);
+          const second = evaluate(request, state);
+          expect(first.decision).toEqual(entry.decision);
+          expect(second.decision).toEqual(first.decision);
+          expect(second.usage).toEqual(first.usage);
+          expect(first.usage).toEqual(entry.after);
+          expect({ request, credential, roles }).toEqual(copies);
+        }
+      }),
+      params(0.5),
+    );
+  }, TIMEOUT);
+
+  it("an unchanged snapshot comes back as the same object; every snapshot is frozen and never changes afterwards", () => {
+    fc.assert(
+      fc.property(arbTrace(TRACE), (trace) => {
+        const log = runPureTrace(trace);
+        const kept: [unknown, unknown][] = [];
+        for (const entry of log) {
+          if (entry.kind !== "request" && entry.kind !== "release") continue;
+          if (entry.after === undefined) continue;
+          const charged = entry.kind === "request" && (entry.decision.charged.budgets.length > 0 || entry.decision.charged.caps.length > 0);
+          if (entry.kind === "request" && !charged) expect(entry.after).toBe(entry.before);
+          expect(Object.isFrozen(entry.after)).toBe(true);
+          expect(Object.isFrozen(entry.after.windows)).toBe(true);
+          kept.push([entry.after, structuredClone(entry.after)]);
+        }
+        for (const [snapshot, copy] of kept) expect(snapshot).toEqual(copy);
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+
+  it("release is pure too: a decision without a ticket, or one released already, gives back the same object", () => {
+    fc.assert(
+      fc.property(arbTrace({ ...TRACE, focus: "caps" }), (trace) => {
+        for (const entry of requests(runPureTrace(trace))) {
+          if (entry.decision.release === undefined) expect(release(entry.after!, entry.decision, entry.now)).toBe(entry.after);
+          else {
+            const once = release(entry.after!, entry.decision, entry.now);
+            expect(once).not.toBe(entry.after);
+            expect(release(once, entry.decision, entry.now)).toBe(once);
+          }
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+
+  it("ids derived from the inputs: a trace replayed gives the same request ids, and two requests share one only when their inputs are the same", () => {
+    fc.assert(
+      fc.property(arbTrace(TRACE), (trace) => {
+        const entries = requests(runPureTrace(trace));
+        const ids = entries.map((e) => e.decision.requestId);
+        expect(requests(runPureTrace(trace)).map((e) => e.decision.requestId)).toEqual(ids);
+        const seen = new Map<string, (typeof entries)[number]>();
+        for (const entry of entries) {
+          expect(entry.decision.requestId).toMatch(/^req_[0-9a-f]{16}$/);
+          const other = seen.get(entry.decision.requestId);
+          if (other !== undefined) {
+            // DESIGN §14: same inputs, same decision; a budget 429 leaves the counters as they were
+            expect(other.before).toBe(entry.before);
+            expect(other.now).toBe(entry.now);
+            expect(other.credential.id).toBe(entry.credential.id);
+          }
+          seen.set(entry.decision.requestId, entry);
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+});

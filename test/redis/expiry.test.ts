@@ -1,0 +1,87 @@
+/**
+ * Every key the store writes expires: windows with their window, cap sets at day end (+ grace),
+ * idempotency records after their 24 h, remembered outcomes after dedupeMs. Expiries are relative,
+ * so a host clock far from Redis's moves no key's lifetime.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { createPolicy } from "../../src/index.js";
+import { RedisStore } from "../../src/redis/index.js";
+import { get, key, post } from "../fixtures.js";
+import { cleanUp, ioredis, ioredisCall, keysUnder, uniquePrefix } from "./helpers.js";
+
+const redis = ioredis();
+const root = uniquePrefix("expiry");
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const SLACK = 10_000;
+const GRACE = HOUR;
+
+afterAll(async () => {
+  await cleanUp(redis, root);
+  redis.disconnect();
+});
+
+const owner = key({ nl_1: { content: "write", audience: "write", sending: "write" } }, true);
+const who = { credential: owner, roles: { nl_1: "owner" } };
+
+/** Writes every kind of key: windows, a key record with and without a cap charge, cap sets, the day marker, the sequence, remembered outcomes; then releases. */
+async function writeEverything(prefix: string, clock: "host" | "redis", now: () => number) {
+  const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(redis), prefix, clock }), clock: now, config: { dayStartsAtUtcOffsetMinutes: 90 } });
+  await policy.check(get("/newsletters/nl_1/subscribers"), who);
+  await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: "create-1" }), who);
+  const send = await policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: "send-1" }), who);
+  await policy.check(post("/articles/a_1/test-send", { newsletter: "nl_1", body: { to: ["a@example.com"] } }), who);
+  expect(send.allowed).toBe(true);
+  await policy.release(send);
+  await policy.check(post("/articles/a_2/schedule", { newsletter: "nl_1" }), who);
+}
+
+async function ttls(prefix: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const k of await keysUnder(redis, prefix)) out.set(k.slice(prefix.length), await redis.pttl(k));
+  return out;
+}
+
+describe("key expiry: PTTL > 0 on every key written", () => {
+  it.each([
+    ["the host's clock, ten years ahead of Redis's", "host" as const, Date.now() + 3_650 * DAY],
+    ["the host's clock, ten years behind Redis's", "host" as const, Date.now() - 3_650 * DAY],
+    ["Redis's clock", "redis" as const, Date.now()],
+  ])("with %s", async (_, clock, at) => {
+    const prefix = `${root}${clock}${at > Date.now() ? "+" : "-"}:`;
+    const fixed = at;
+    await writeEverything(prefix, clock, () => fixed);
+    const found = await ttls(prefix);
+    const kinds = [...found.keys()].map((k) => k.split(":")[0]).sort();
+    expect(new Set(kinds)).toEqual(new Set(["b", "d", "k", "r", "seq", "t"]));
+    for (const [k, pttl] of found) {
+      expect(pttl, k).toBeGreaterThan(0);
+      if (k.startsWith("b:")) expect(pttl, k).toBeLessThanOrEqual(60_000 + SLACK); // with its window
+      if (k.startsWith("k:")) expect(pttl, k).toBeLessThanOrEqual(DAY + SLACK); // DESIGN §7: 24 h
+      if (k.startsWith("d:") || k.startsWith("t:")) expect(pttl, k).toBeLessThanOrEqual(DAY + GRACE); // the day's end + grace
+      if (k.startsWith("r:")) expect(pttl, k).toBeLessThanOrEqual(300_000); // remembered outcomes: dedupeMs
+      if (k === "seq") expect(pttl, k).toBeLessThanOrEqual(2 * DAY);
+    }
+  });
+
+  it("a cap set lives until the day's end (+ grace) in the deciding clock: 30 minutes before midnight UTC, about 90 minutes", async () => {
+    const prefix = `${root}midnight:`;
+    const day = Math.floor(Date.now() / DAY) + 7;
+    const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(redis), prefix }), clock: () => (day + 1) * DAY - 30 * 60_000 });
+    const send = await policy.check(post("/articles/a_1/send", { newsletter: "nl_1" }), who);
+    const pttl = await redis.pttl(`${prefix}d:4.nl_1:${send.release!.day}`);
+    expect(pttl).toBeGreaterThan(30 * 60_000 + GRACE - 60_000);
+    expect(pttl).toBeLessThanOrEqual(30 * 60_000 + GRACE);
+  });
+
+  it("a released idempotency record keeps its expiry", async () => {
+    const prefix = `${root}released:`;
+    const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(redis), prefix }), clock: () => Date.now() });
+    const send = await policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: "r-1" }), who);
+    await policy.release(send);
+    const record = `${prefix}${send.release!.idempotencyKey}`;
+    expect(await redis.hgetall(record)).toMatchObject({ f: "POST /articles/a_1/send" });
+    expect(await redis.hexists(record, "m")).toBe(0);
+    expect(await redis.pttl(record)).toBeGreaterThan(DAY - 60_000);
+  });
+});

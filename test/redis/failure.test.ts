@@ -1,0 +1,177 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { Redis } from "ioredis";
+import { createPolicy, type Decision } from "../../src/index.js";
+import { RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
+import { T0, get, key, post } from "../fixtures.js";
+import { cleanUp, counting, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
+
+const redis = ioredis();
+const root = uniquePrefix("failure");
+let run = 0;
+const prefix = () => `${root}${++run}:`;
+const owner = key({ nl_1: { content: "write", audience: "write", sending: "write" } }, true);
+const who = { credential: owner, roles: { nl_1: "owner" } };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+afterAll(async () => {
+  await cleanUp(redis, root);
+  redis.disconnect();
+});
+
+describe("DESIGN §12 store failure: a Redis error or timeout answers 503 service_unavailable, or fails open", () => {
+  const broken: RedisCall = () => Promise.reject(new Error("ECONNREFUSED 127.0.0.1:6379"));
+  const hanging: RedisCall = () => new Promise(() => {});
+
+  it("a Redis error makes charge reject, and createPolicy answers 503 service_unavailable with RateLimit-Policy", async () => {
+    const store = new RedisStore({ redis: broken, prefix: prefix() });
+    await expect(store.charge({ id: "x", now: T0, budgets: [], refused: false })).rejects.toThrow("ECONNREFUSED");
+    const errors: unknown[] = [];
+    const policy = createPolicy({ store, clock: () => T0, onStoreError: (e) => errors.push(e) });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    expect(d.status).toBe(503);
+    expect(d.allowed).toBe(false);
+    expect(d.body?.error.code).toBe("service_unavailable");
+    expect(d.headers).toEqual({ "RateLimit-Policy": '"general";q=600;w=60, "audience";q=60;w=60' });
+    expect(d.reason).toMatchObject({ rule: "store_unavailable", failOpen: false });
+    expect(errors).toHaveLength(1);
+  });
+
+  it("failOpen: true lets the request through uncounted, and the reason says so", async () => {
+    const policy = createPolicy({ store: new RedisStore({ redis: broken, prefix: prefix() }), clock: () => T0, failOpen: true });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    expect(d).toMatchObject({ allowed: true, status: 200, charged: { budgets: [], caps: [] }, reason: { rule: "store_unavailable", failOpen: true } });
+  });
+
+  it("a Redis that does not answer within timeoutMs is a RedisTimeoutError: 503 after the retries", async () => {
+    const call = counting(hanging);
+    const errors: unknown[] = [];
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 20, retries: 2 });
+    const policy = createPolicy({ store, clock: () => T0, onStoreError: (e) => errors.push(e) });
+    const d = await policy.check(get("/me"), who);
+    expect(d.status).toBe(503);
+    expect(errors[0]).toBeInstanceOf(RedisTimeoutError);
+    expect(call.calls).toBe(3);
+    await expect(store.release({ cap: "dispatch", key: "d:4.nl_1", day: 1, member: "m1" }, T0)).rejects.toBeInstanceOf(RedisTimeoutError);
+    await expect(store.read([{ key: "b", limit: 1, windowMs: 1000 }], T0)).rejects.toBeInstanceOf(RedisTimeoutError);
+  });
+
+  it("an error reply is not retried (it would only repeat itself)", async () => {
+    const call = counting(broken);
+    await expect(new RedisStore({ redis: call, prefix: prefix(), retries: 3 }).read([{ key: "b", limit: 1, windowMs: 1000 }], T0)).rejects.toThrow();
+    expect(call.calls).toBe(1);
+  });
+
+  it("a real client whose Redis is down: ioredis queues the command, the store times out, 503", async () => {
+    const down = new Redis({ port: 1, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 50 });
+    down.on("error", () => {});
+    try {
+      const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(down), prefix: prefix(), timeoutMs: 50, retries: 0 }), clock: () => T0 });
+      const d = await policy.check(get("/me"), who);
+      expect(d.status).toBe(503);
+      expect(d.reason).toMatchObject({ rule: "store_unavailable" });
+    } finally {
+      down.disconnect();
+    }
+  });
+
+  it("a real client that fails fast (no offline queue): 503 at once", async () => {
+    const down = new Redis({ port: 1, host: "127.0.0.1", lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    down.on("error", () => {});
+    try {
+      const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(down), prefix: prefix() }), clock: () => T0 });
+      expect((await policy.check(get("/me"), who)).status).toBe(503);
+    } finally {
+      down.disconnect();
+    }
+  });
+});
+
+describe("nothing is counted twice when a call times out and is retried with the same request id", () => {
+  const budgets = [{ key: "b:5.key_1:general", limit: 10, windowMs: 60_000 }];
+
+  it("the reply is late: Redis charged, the store timed out and retried, the retry is answered from the remembered outcome", async () => {
+    const real = ioredisCall(redis);
+    let first = true;
+    const slowReply: RedisCall = async (command, args) => {
+      const reply = await real(command, args);
+      if (first) {
+        first = false;
+        await sleep(2_000);
+      }
+      return reply;
+    };
+    const store = new RedisStore({ redis: slowReply, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
+    const o = await store.charge({ id: "req_late", now: T0, budgets, refused: false });
+    expect(o).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
+    expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+
+  it("the command is late: the retry charges first, the late original is answered from the remembered outcome", async () => {
+    const real = ioredisCall(redis);
+    let original: Promise<unknown> | undefined;
+    const slowSend: RedisCall = (command, args) => {
+      if (original !== undefined) return real(command, args);
+      original = sleep(2_000).then(() => real(command, args));
+      return original;
+    };
+    const store = new RedisStore({ redis: slowSend, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
+    const sendRequest = { id: "req_slow", now: T0, budgets, refused: false };
+    expect(await store.charge(sendRequest)).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
+    // the original now runs too, and is answered from the remembered outcome
+    const late = (await original) as string[];
+    expect(late.slice(0, 5)).toEqual(["c", "", "0", "", "1"]);
+    expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+
+  it("the host re-sending the same ChargeRequest (same id, same now) is answered from the remembered outcome", async () => {
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: prefix() });
+    const request = { id: "req_same", now: T0, budgets, refused: false, cap: { name: "dispatch" as const, key: "d:4.nl_1", day: 1, limit: 1, resetAt: T0 + 1000, offsetMs: 0 } };
+    const a = await store.charge(request);
+    const b = await store.charge(request);
+    expect(b).toEqual(a);
+    expect(a).toMatchObject({ kind: "charged", member: "m1" });
+    expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+
+  it("a request id reused by a later request (e.g. a client's X-Request-Id) is a new request: charged, as MemoryStore charges it", async () => {
+    let now = T0;
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: prefix() });
+    const policy = createPolicy({ store, clock: () => now, config: { budgets: { audience: { limit: 2, window: 60 } } } });
+    const list = get("/newsletters/nl_1/subscribers", { requestId: "req_from_a_client_header" });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await policy.check(list, who)).status);
+      now += 1;
+    }
+    expect(statuses).toEqual([200, 200, 429, 429]);
+  });
+});
+
+describe("SCRIPT FLUSH (or a Redis restart) mid-test does not fail requests: EVALSHA falls back to EVAL", () => {
+  it("every request after a flush is decided, and the script is cached again", async () => {
+    const call = counting(ioredisCall(redis));
+    const policy = createPolicy({ store: new RedisStore({ redis: call, prefix: prefix() }), clock: () => T0, config: { budgets: { general: { limit: 5, window: 60 } } } });
+    const decisions: Decision[] = [];
+    for (let i = 0; i < 8; i++) {
+      if (i === 2 || i === 5) await redis.script("FLUSH");
+      decisions.push(await policy.check(get("/me"), who));
+    }
+    expect(decisions.map((d) => d.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    expect(call.commands.at(-1)).toBe("EVALSHA");
+  });
+
+  it("a NOSCRIPT reply is answered by one EVAL with the same keys and arguments, through the real Redis", async () => {
+    const real = ioredisCall(redis);
+    const seen: string[] = [];
+    const noScriptOnce: RedisCall = async (command, args) => {
+      seen.push(command);
+      if (command === "EVALSHA" && seen.length === 1) throw new Error("NOSCRIPT No matching script. Please use EVAL.");
+      return real(command, args);
+    };
+    const store = new RedisStore({ redis: noScriptOnce, prefix: prefix() });
+    const budgets = [{ key: "b:1.k:general", limit: 3, windowMs: 60_000 }];
+    expect(await store.charge({ id: "req_ns", now: T0, budgets, refused: false })).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
+    expect(seen).toEqual(["EVALSHA", "EVAL"]);
+    expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+});

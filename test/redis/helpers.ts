@@ -1,0 +1,64 @@
+/** Shared set-up for the Redis store tests: real Redis at 127.0.0.1:6379, a unique prefix per file. */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { createClient } from "redis";
+import type { RedisCall } from "../../src/redis/index.js";
+
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** A prefix no other test file (or run) uses; free of SCAN glob characters. */
+export function uniquePrefix(file: string): string {
+  return `np-test:${file}:${process.pid}.${randomBytes(4).toString("hex")}:`;
+}
+
+/** An ioredis connection. */
+export function ioredis(): Redis {
+  return new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1 });
+}
+
+/** The one-line ioredis adapter of docs/redis.md. */
+export const ioredisCall = (redis: Redis): RedisCall => (command, args) => redis.call(command, args);
+
+/** A node-redis v5 connection. */
+export async function nodeRedis() {
+  const client = createClient({ url: REDIS_URL });
+  await client.connect();
+  return client;
+}
+
+/** The one-line node-redis adapter of docs/redis.md. */
+export const nodeRedisCall =
+  (client: Awaited<ReturnType<typeof nodeRedis>>): RedisCall =>
+  (command, args) =>
+    client.sendCommand([command, ...args]);
+
+/** Every key under a prefix. */
+export async function keysUnder(redis: Redis, prefix: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, batch] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+    cursor = next;
+    found.push(...batch);
+  } while (cursor !== "0");
+  return found;
+}
+
+/** Deletes every key under a prefix (never FLUSHALL: other files share this Redis). */
+export async function cleanUp(redis: Redis, prefix: string): Promise<void> {
+  const keys = await keysUnder(redis, prefix);
+  for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
+}
+
+/** Counts calls through an adapter: round trips. */
+export function counting(call: RedisCall): RedisCall & { calls: number; commands: string[] } {
+  const counted = Object.assign(
+    (command: "EVALSHA" | "EVAL", args: string[]) => {
+      counted.calls++;
+      counted.commands.push(command);
+      return call(command, args);
+    },
+    { calls: 0, commands: [] as string[] },
+  );
+  return counted;
+}
