@@ -6,7 +6,7 @@ import { freeze, produce } from "immer";
 import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { runCharge, runRelease } from "./charge.js";
 import { PolicyConfigError } from "./errors.js";
-import { chargeRequest } from "./keys.js";
+import { chargeRequest, subjectOf } from "./keys.js";
 import { plan } from "./plan.js";
 import { render } from "./render.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
@@ -54,6 +54,7 @@ export function assertCredential(credential: unknown): asserts credential is Cre
   if (typeof c.newsletters !== "object" || c.newsletters === null) {
     throw new PolicyConfigError("credential.newsletters", "must be an object of newsletter id → grants");
   }
+  if (c.kind !== "api_key" && c.kind !== "oauth") throw new PolicyConfigError("credential.kind", `must be "api_key" or "oauth"; got ${String(c.kind)}`);
 }
 
 /** A clock reading must be a finite number of milliseconds (DESIGN §10). */
@@ -159,9 +160,10 @@ export function evaluate(request: unknown, state: PolicyState): { decision: Deci
   const { credential, usage, now } = state;
   const planned = plan(config, request, credential, state.roles);
   const tx = new SnapshotTx(usage);
-  const requestId = requestIdOf(planned.requestId, () => derivedId([credential.id, planned.fingerprint, now, usage.seq]));
-  const outcome = runCharge(tx, chargeRequest(planned, credential.id, config, now, requestId));
-  return { decision: render(planned, outcome, config, now, requestId, credential.id), usage: tx.commit() };
+  const subject = subjectOf(credential);
+  const requestId = requestIdOf(planned.requestId, () => derivedId([subject, planned.fingerprint, now, usage.seq]));
+  const outcome = runCharge(tx, chargeRequest(planned, subject, config, now, requestId));
+  return { decision: render(planned, outcome, config, now, requestId, subject), usage: tx.commit() };
 }
 
 /**

@@ -3,7 +3,7 @@
  * granted are read from the token response.
  */
 import { PolicyConfigError } from "./errors.js";
-import { FAMILIES } from "./permissions.js";
+import { FAMILIES, satisfies } from "./permissions.js";
 import type { Credential, Family, Grants, Level } from "./types.js";
 
 /** What the token response and the authorisation give. */
@@ -15,8 +15,6 @@ export interface ScopeGrant {
   /** The newsletters the authorisation covers. */
   newsletters: readonly string[];
 }
-
-const LEVEL_RANK: Record<Level, number> = { none: 0, read: 1, write: 2 };
 
 /**
  * Builds a credential from granted OAuth scopes. Unknown scopes are ignored (the full scope list
@@ -47,11 +45,14 @@ export function credentialFromScopes(grant: ScopeGrant): Credential {
     const [family, level] = scope.split(":") as [string, string | undefined];
     if (!(FAMILIES as readonly string[]).includes(family) || (level !== "read" && level !== "write")) continue;
     const f = family as Family;
-    if (LEVEL_RANK[level] > LEVEL_RANK[grants[f]]) grants[f] = level;
+    if (!satisfies(grants[f], level)) grants[f] = level;
   }
   const held: Grants = {};
   for (const f of FAMILIES) if (grants[f] !== "none") held[f] = grants[f];
   const newsletters: Record<string, Grants> = {};
-  for (const id of grant.newsletters) Object.defineProperty(newsletters, id, { value: { ...held }, enumerable: true, writable: false });
+  for (const id of grant.newsletters) {
+    // defineProperty: `__proto__` is an ordinary id here; a repeated id is read once
+    if (!Object.hasOwn(newsletters, id)) Object.defineProperty(newsletters, id, { value: { ...held }, enumerable: true, writable: false });
+  }
   return { id: grant.id, kind: "oauth", newsletters, account };
 }

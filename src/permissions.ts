@@ -48,6 +48,12 @@ export function satisfies(held: Level, needed: GrantedLevel): boolean {
   return RANK[held] >= RANK[needed];
 }
 
+/** Whether a credential with these levels (and `account: read` or not) meets a requirement. */
+export function holds(requirement: Requirement, levels: Effective, account: boolean): boolean {
+  const need = requirementParts(requirement);
+  return need.account ? account : satisfies(levels[need.family], need.level);
+}
+
 /**
  * Effective levels (spec §5.4): per family, the lesser of what was selected at creation and what
  * the owner's current role allows.

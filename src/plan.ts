@@ -8,6 +8,7 @@ import {
   effectiveLevels,
   grantedLevel,
   heldList,
+  holds,
   isReadOnly,
   requirementParts,
   satisfies,
@@ -18,6 +19,12 @@ import type { CapName, Credential, Grants, Reason, Requirement, Roles } from "./
 
 /** A refusal decided before counting: its status, error fields and reason. */
 export interface Refusal {
+  /**
+   * `route`: the descriptor is malformed or names no operation. DESIGN §1 puts route before budgets,
+   * so such a refusal stands whatever the counters say. `plan`: reach, permission or input, which
+   * come after budgets.
+   */
+  readonly stage: "route" | "plan";
   readonly status: 400 | 403 | 404;
   readonly code: "invalid_request" | "insufficient_scope" | "not_found";
   readonly message: string;
@@ -44,7 +51,8 @@ export interface Plan {
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-const LIMIT = /^[1-9][0-9]{0,8}$/;
+// A positive whole number a JS integer holds exactly (15 digits); the spec sets no maximum (§8).
+const LIMIT = /^0*[1-9][0-9]{0,14}$/;
 
 function route(config: PolicyConfig, request: NormalRequest): CompiledOperation | undefined {
   const candidates = config.routes.get(`${request.method} ${request.segments.length}`);
@@ -67,6 +75,7 @@ function roleOf(roles: Roles, newsletter: string): unknown {
 function notFound(newsletter: string | undefined, cause: "not_granted" | "no_role" | "unknown_role" | "unresolved"): Refusal {
   // DESIGN §8: one answer for every cause, so that existence does not leak.
   return {
+    stage: "plan",
     status: 404,
     code: "not_found",
     message: newsletter === undefined ? "The resource was not found." : `Newsletter "${newsletter}" was not found for this credential.`,
@@ -88,6 +97,7 @@ function scope(
   allowedValues?: readonly string[],
 ): Refusal {
   return {
+    stage: "plan",
     status: 403,
     code: "insufficient_scope",
     message,
@@ -99,7 +109,7 @@ function scope(
 }
 
 function invalid(param: string, detail: string): Refusal {
-  return { status: 400, code: "invalid_request", message: `${param} ${detail}.`, param, reason: { rule: "invalid_input", param, detail } };
+  return { stage: "plan", status: 400, code: "invalid_request", message: `${param} ${detail}.`, param, reason: { rule: "invalid_input", param, detail } };
 }
 
 /** spec §7 #1, #2: the operation's own permission. */
@@ -156,18 +166,14 @@ function checkFilters(op: CompiledOperation, request: NormalRequest, newsletter:
   return undefined;
 }
 
-/** spec §7 #7: an expand path that needs a family the credential lacks. */
-function checkExpand(op: CompiledOperation, request: NormalRequest, newsletter: string, levels: Effective): Refusal | undefined {
+/** spec §7 #7: an expand path that needs a family (or `account: read`) the credential lacks. */
+function checkExpand(op: CompiledOperation, request: NormalRequest, newsletter: string, levels: Effective, account: boolean): Refusal | undefined {
   const paths = op.spec.expand;
   if (paths === undefined) return undefined;
   for (const path of queryValues(request.query, "expand")) {
     if (!Object.hasOwn(paths, path)) continue; // unknown paths are bad input, judged after permissions
-    const need = requirementParts(paths[path]!);
-    if (need.account || satisfies(levels[need.family], need.level)) continue;
-    const allowed = op.expandPaths.filter((p) => {
-      const n = requirementParts(paths[p]!);
-      return !n.account && satisfies(levels[n.family], n.level);
-    });
+    if (holds(paths[path]!, levels, account)) continue;
+    const allowed = op.expandPaths.filter((p) => holds(paths[p]!, levels, account));
     return scope(
       7,
       paths[path]!,
@@ -254,6 +260,7 @@ export function plan(config: PolicyConfig, input: unknown, credential: Credentia
     return finish(
       draft,
       {
+        stage: "route",
         status: 400,
         code: "invalid_request",
         message: `The request's ${request.param} ${request.detail}.`,
@@ -278,6 +285,7 @@ export function plan(config: PolicyConfig, input: unknown, credential: Credentia
     return finish(
       draft,
       {
+        stage: "route",
         status: 404,
         code: "not_found",
         message: `No operation matches ${request.method} ${request.path}.`,
@@ -316,7 +324,7 @@ export function plan(config: PolicyConfig, input: unknown, credential: Credentia
   const refusal =
     checkNeeds(op, request, newsletter, grants, role as string, levels) ??
     (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
-    checkExpand(op, request, newsletter, levels) ??
+    checkExpand(op, request, newsletter, levels, credential.account === true) ??
     checkInput(op, request);
   return settle(op, request, draft, refusal);
 }

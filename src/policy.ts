@@ -5,10 +5,10 @@
 import { randomUUID } from "node:crypto";
 import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { assertCredential, assertNow, requestIdOf } from "./evaluate.js";
-import { budgetCharges, chargeRequest } from "./keys.js";
+import { budgetCharges, chargeRequest, subjectOf } from "./keys.js";
 import { MemoryStore } from "./memory-store.js";
 import { plan } from "./plan.js";
-import { failedOpen, figures, render, unavailable } from "./render.js";
+import { figures, render, storeFailed } from "./render.js";
 import type { ChargeOutcome, PolicyStore } from "./store.js";
 import type { Credential, Decision, RateLimitStatus, Who } from "./types.js";
 
@@ -83,15 +83,16 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
       const { credential } = who;
       const planned = plan(config, request, credential, who.roles);
       const requestId = requestIdOf(planned.requestId, generateId);
+      const subject = subjectOf(credential);
       let outcome: ChargeOutcome;
       try {
-        outcome = await store.charge(chargeRequest(planned, credential.id, config, t, requestId));
+        outcome = await store.charge(chargeRequest(planned, subject, config, t, requestId));
       } catch (error) {
-        const decision = failOpen ? failedOpen(planned, requestId, describe(error)) : unavailable(planned, config, requestId, describe(error));
+        const decision = storeFailed(planned, config, t, requestId, describe(error), failOpen);
         options.onStoreError?.(error, decision);
         return decision;
       }
-      return render(planned, outcome, config, outcome.now ?? t, requestId, credential.id);
+      return render(planned, outcome, config, outcome.now ?? t, requestId, subject);
     },
     async release(decision) {
       if (decision?.release === undefined) return false;
@@ -100,7 +101,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     async status(credential) {
       assertCredential(credential);
       const t = now();
-      const readings = await store.read(budgetCharges(credential.id, config.budgets), t);
+      const readings = await store.read(budgetCharges(subjectOf(credential), config.budgets), t);
       const budgets: RateLimitStatus["budgets"] = {};
       config.budgets.forEach((b, i) => {
         budgets[b.name] = figures(b, readings[i]!, t);

@@ -3,7 +3,7 @@
  * of spec §2, §7 and §8. Pure.
  */
 import type { BudgetSpec, PolicyConfig } from "./config.js";
-import type { Plan } from "./plan.js";
+import type { Plan, Refusal } from "./plan.js";
 import type { ChargeOutcome, WindowReading } from "./store.js";
 import type { BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, ReleaseTicket } from "./types.js";
 import { capKey, dayOf, idempotencyKey } from "./keys.js";
@@ -72,6 +72,11 @@ function budgetMessage(report: BudgetReport): string {
   return `The ${report.name} budget (${size}) is spent; it refills in ${report.reset} s. Calls outside the ${report.name} budget remain possible.`;
 }
 
+function refusedByPlan(base: Base, config: PolicyConfig, refusal: Refusal, charged: Decision["charged"]): Decision {
+  const body = errorBody(config, refusal.code, refusal.message, base.requestId, refusal.param, refusal.allowedValues);
+  return refused(base, refusal.status, body, refusal.reason, charged);
+}
+
 interface Base {
   plan: Plan;
   requestId: string;
@@ -95,10 +100,16 @@ function refused(base: Base, status: number, body: { error: ErrorObject }, reaso
 }
 
 /** The decision for a planned request and the store's outcome. */
-export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig, now: number, requestId: string, credentialId: string): Decision {
+export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig, now: number, requestId: string, subject: string): Decision {
   const headers = rateLimitHeaders(plan, outcome.windows, now);
   const base: Base = { plan, requestId, headers };
   const charged = { budgets: outcome.kind === "budget_spent" ? NONE : plan.budgets.map((b) => b.name), caps: NONE };
+
+  const refusal = plan.refusal;
+  if (outcome.kind === "budget_spent" && refusal?.stage === "route") {
+    // DESIGN §1: route comes before budgets; a spent budget is charged nothing more (DESIGN §2)
+    return refusedByPlan(base, config, refusal, NOTHING);
+  }
 
   if (outcome.kind === "budget_spent") {
     const spent: BudgetReport[] = [];
@@ -113,11 +124,7 @@ export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig,
     return refused(base, 429, body, { rule: "budget_spent", budget: named.name, spent }, NOTHING);
   }
 
-  const refusal = plan.refusal;
-  if (refusal !== undefined) {
-    const body = errorBody(config, refusal.code, refusal.message, requestId, refusal.param, refusal.allowedValues);
-    return refused(base, refusal.status, body, refusal.reason, charged);
-  }
+  if (refusal !== undefined) return refusedByPlan(base, config, refusal, charged);
 
   if (outcome.kind === "conflict") {
     const key = plan.idempotencyKey!;
@@ -149,39 +156,50 @@ export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig,
   if (outcome.member !== undefined) {
     const cap = plan.cap!;
     charged.caps = [cap];
-    decision.release = releaseTicket(cap, credentialId, plan, config, now, outcome.member);
+    decision.release = releaseTicket(cap, subject, plan, config, now, outcome.member);
   }
   return decision;
 }
 
-function releaseTicket(cap: CapName, credentialId: string, plan: Plan, config: PolicyConfig, now: number, member: string): ReleaseTicket {
-  const ticket = { cap, key: capKey(cap, credentialId, plan.newsletter!), day: dayOf(now, config.dayOffsetMs).day, member };
-  return plan.idempotencyKey === undefined ? ticket : { ...ticket, idempotencyKey: idempotencyKey(credentialId, plan.idempotencyKey) };
+function releaseTicket(cap: CapName, subject: string, plan: Plan, config: PolicyConfig, now: number, member: string): ReleaseTicket {
+  const ticket = { cap, key: capKey(cap, subject, plan.newsletter!), day: dayOf(now, config.dayOffsetMs).day, member };
+  return plan.idempotencyKey === undefined ? ticket : { ...ticket, idempotencyKey: idempotencyKey(subject, plan.idempotencyKey) };
 }
 
-/** A 503 for a store that failed (DESIGN §12), with the headers that need no counters. */
-export function unavailable(plan: Plan, config: PolicyConfig, requestId: string, error: string): Decision {
-  const message = "The rate-limit store is unavailable, so this request cannot be counted. Retry shortly.";
-  return refused(
-    { plan, requestId, headers: { "RateLimit-Policy": plan.policyHeader } },
-    503,
-    errorBody(config, "service_unavailable", message, requestId),
-    { rule: "store_unavailable", failOpen: false, error },
-    NOTHING,
-  );
+/**
+ * The `RateLimit-*` headers when the store could not be read: spec §1.3 and §7 want them on every
+ * response, so they are sent with the figures that claim nothing: no request known to be left, and
+ * a reset of 1 s (the store may be back at once). Ties go to policy order (DESIGN §5).
+ */
+function uncountedHeaders(plan: Plan, now: number): Record<string, string> {
+  const windows = plan.budgets.map((b) => ({ count: b.limit, resetAt: now + 1000 }));
+  return rateLimitHeaders(plan, windows, now);
 }
 
-/** Fail-open: the request goes on uncounted, and the reason says so for the host's log. */
-export function failedOpen(plan: Plan, requestId: string, error: string): Decision {
+/**
+ * The decision when the store failed (DESIGN §12). A route refusal stands (it comes before budgets,
+ * DESIGN §1), and so does any refusal of the plan when failing open: failing open skips counting,
+ * never a rule. Otherwise 503 `service_unavailable`, or, failing open, allowed uncounted. Nothing is
+ * charged, and `reason` carries the store's error for the host's log.
+ */
+export function storeFailed(plan: Plan, config: PolicyConfig, now: number, requestId: string, error: string, failOpen: boolean): Decision {
+  const base: Base = { plan, requestId, headers: uncountedHeaders(plan, now) };
+  const refusal = plan.refusal;
+  if (refusal !== undefined && (failOpen || refusal.stage === "route")) return refusedByPlan(base, config, refusal, NOTHING);
+  const reason: Reason = { rule: "store_unavailable", failOpen, error };
+  if (!failOpen) {
+    const message = "The rate-limit store is unavailable, so this request cannot be counted. Retry shortly.";
+    return refused(base, 503, errorBody(config, "service_unavailable", message, requestId), reason, NOTHING);
+  }
   return {
     allowed: true,
     status: 200,
-    headers: { "RateLimit-Policy": plan.policyHeader },
+    headers: base.headers,
     operation: plan.operation?.id,
     view: plan.view,
     newsletter: plan.newsletter,
     charged: NOTHING,
     requestId,
-    reason: { rule: "store_unavailable", failOpen: true, error },
+    reason,
   };
 }

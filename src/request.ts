@@ -72,6 +72,23 @@ function readSegments(path: string): string[] | string {
   return segments;
 }
 
+/**
+ * A query name as a server reads it: `status[]`, `expand[0]` and `tag[x]` are `status`, `expand` and
+ * `tag` to qs-style parsers (Express, Fastify with qs), so they are checked as those names and cannot
+ * slip past the read-only filters and expand paths (spec §7 #4–#7).
+ */
+function baseName(name: string): string {
+  const bracket = name.indexOf("[");
+  return bracket > 0 && name.endsWith("]") ? name.slice(0, bracket) : name;
+}
+
+function add(query: Map<string, string[]>, name: string, values: readonly string[]): void {
+  const base = baseName(name);
+  const list = query.get(base);
+  if (list) list.push(...values);
+  else query.set(base, [...values]);
+}
+
 function readQueryString(text: string): Map<string, string[]> | null {
   const query = new Map<string, string[]>();
   for (const pair of text.split("&")) {
@@ -80,9 +97,7 @@ function readQueryString(text: string): Map<string, string[]> | null {
     const name = decodePart(eq < 0 ? pair : pair.slice(0, eq));
     const value = eq < 0 ? "" : decodePart(pair.slice(eq + 1));
     if (name === null || value === null) return null;
-    const values = query.get(name);
-    if (values) values.push(value);
-    else query.set(name, [value]);
+    add(query, name, [value]);
   }
   return query;
 }
@@ -92,8 +107,8 @@ function readQueryObject(query: unknown): Map<string, string[]> | string {
   const out = new Map<string, string[]>();
   for (const name of Object.keys(query)) {
     const value: unknown = (query as Record<string, unknown>)[name];
-    if (typeof value === "string") out.set(name, [value]);
-    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) out.set(name, [...(value as string[])]);
+    if (typeof value === "string") add(out, name, [value]);
+    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) add(out, name, value as string[]);
     else return name;
   }
   return out;

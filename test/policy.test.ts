@@ -46,13 +46,19 @@ describe("createPolicy over a store", () => {
     read: () => Promise.reject(new Error("ECONNREFUSED")),
   };
 
-  it("DESIGN §12 a store failure answers service_unavailable (503) with the headers that need no counters", async () => {
+  it("DESIGN §12 a store failure answers service_unavailable (503); spec §7: every error response carries the four RateLimit-* headers", async () => {
     const onStoreError = vi.fn();
     const policy = createPolicy({ store: broken, clock: () => T0, onStoreError });
     const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
     expect(d.status).toBe(503);
     expect(d.body?.error.code).toBe("service_unavailable");
-    expect(d.headers).toEqual({ "RateLimit-Policy": '"general";q=600;w=60, "audience";q=60;w=60' });
+    // nothing could be counted: no request is known to be left, and the store may be back in 1 s
+    expect(d.headers).toEqual({
+      "RateLimit-Policy": '"general";q=600;w=60, "audience";q=60;w=60',
+      "RateLimit-Limit": "600",
+      "RateLimit-Remaining": "0",
+      "RateLimit-Reset": "1",
+    });
     expect(d.reason).toMatchObject({ rule: "store_unavailable", failOpen: false, error: "Error: ECONNREFUSED" });
     expect(onStoreError).toHaveBeenCalledWith(expect.any(Error), d);
   });
@@ -61,6 +67,30 @@ describe("createPolicy over a store", () => {
     const policy = createPolicy({ store: broken, clock: () => T0, failOpen: true });
     const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
     expect(d).toMatchObject({ allowed: true, status: 200, charged: { budgets: [], caps: [] }, reason: { rule: "store_unavailable", failOpen: true } });
+  });
+
+  // Regression (found by a black-box audit): failing open skipped reach, permission and input
+  // checks, so a store outage let through requests the plan had refused.
+  it("DESIGN §12 failOpen skips counting, never a rule: reach (404), permission (403) and input (400) refusals stand, uncounted", async () => {
+    const policy = createPolicy({ store: broken, clock: () => T0, failOpen: true });
+    const stranger = { credential: key({}), roles: { nl_1: "owner" } };
+    const reader = { credential: key({ nl_1: { content: "read" } }), roles: { nl_1: "owner" } };
+    const cases = [
+      [await policy.check(get("/newsletters/nl_1/subscribers"), stranger), 404, "not_found"],
+      [await policy.check(post("/articles/a_1/send", { newsletter: "nl_1" }), reader), 403, "insufficient_scope"],
+      [await policy.check(post("/articles/a_1/test-send", { newsletter: "nl_1", body: { to: ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x"] } }), who), 400, "invalid_request"],
+    ] as const;
+    for (const [d, status, code] of cases) {
+      expect(d).toMatchObject({ allowed: false, status, charged: { budgets: [], caps: [] } });
+      expect(d.body?.error.code).toBe(code);
+      expect(Object.keys(d.headers).sort()).toEqual(["RateLimit-Limit", "RateLimit-Policy", "RateLimit-Remaining", "RateLimit-Reset"]);
+    }
+  });
+
+  it("DESIGN §1 route comes before budgets: with the store down, a malformed or unknown request still gets its 400 or 404", async () => {
+    const policy = createPolicy({ store: broken, clock: () => T0 });
+    expect((await policy.check(get("/newsletters/nl_1/nothing"), who)).status).toBe(404);
+    expect((await policy.check(get("/newsletters/../me"), who)).status).toBe(400);
   });
 
   it("a store that throws synchronously is handled like one that rejects", async () => {

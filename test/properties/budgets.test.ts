@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { evaluate } from "../../src/index.js";
-import { budgetKey } from "../../src/keys.js";
+import { budgetKey, subjectOf } from "../../src/keys.js";
 import { arbTrace, runPureTrace } from "../../src/testing/index.js";
 import { BudgetModel, isBudget429, requests } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
@@ -34,21 +34,21 @@ describe("invariants: rate-limit budgets (spec §8, DESIGN §2–§5)", () => {
     );
   }, TIMEOUT);
 
-  it("every other request charges all of its budgets, each by exactly one, whatever its answer (200, 400, 403, 404, 409, daily-cap 429)", () => {
+  it("every other request charges all of its budgets, each by exactly one, whatever its answer (200, 400, 403, 404, 409, daily-cap 429); a route refusal with a spent budget charges none", () => {
     fc.assert(
       fc.property(arbTrace(TRACE), (trace) => {
         const model = new BudgetModel(trace);
         for (const entry of requests(runPureTrace(trace))) {
           const want = model.request(entry);
           if (isBudget429(entry.decision)) continue;
-          expect(entry.decision.charged.budgets, `${entry.decision.status} ${entry.request.path}`).toEqual(want.budgets.map((b) => b.name));
+          expect(entry.decision.charged.budgets, `${entry.decision.status} ${entry.request.path}`).toEqual(want.charged);
           want.budgets.forEach((b, i) => {
-            const key = budgetKey(entry.credential.id, b.name);
+            const key = budgetKey(subjectOf(entry.credential), b.name);
             expect(entry.after!.windows[key]?.count, `${b.name} after ${entry.request.path}`).toBe(want.counts[i]);
           });
           // and nothing else: budgets of other credentials and other budgets are untouched
           for (const key of Object.keys(entry.after!.windows)) {
-            if (!want.budgets.some((b) => budgetKey(entry.credential.id, b.name) === key)) expect(entry.after!.windows[key]).toBe(entry.before!.windows[key]);
+            if (!want.budgets.some((b) => budgetKey(subjectOf(entry.credential), b.name) === key)) expect(entry.after!.windows[key]).toBe(entry.before!.windows[key]);
           }
         }
       }),

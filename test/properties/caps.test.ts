@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { release, type Usage } from "../../src/index.js";
 import { arbTrace, runPureTrace, type TraceEntry } from "../../src/testing/index.js";
-import { OPERATIONS, isCap429, requests, validKey } from "./model.js";
+import { OPERATIONS, isCap429, requests, validKey, whose } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
 
 const CAPS = { ...TRACE, focus: "caps" as const };
@@ -103,7 +103,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
           if (entry.kind !== "request") continue;
           const key = entry.request.idempotencyKey;
           if (!validKey(key) || OPERATIONS.get(entry.operation ?? "")?.method === "GET") continue;
-          const id = `${entry.credential.id}\u0000${key}`;
+          const id = `${whose(entry.credential)}\u0000${key}`;
           const fingerprint = `${entry.request.method.toUpperCase()} ${entry.request.path.split("?")[0]!.replace(/\/$/, "")}`;
           let record = records.get(id);
           if (record !== undefined && entry.now >= record.expiresAt) record = undefined;

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../../src/index.js";
 import { arbTrace, comparableDecision, runPolicyTrace, runPureTrace, type Trace, type TraceEntry } from "../../src/testing/index.js";
-import { BudgetModel, budgetsOf } from "./model.js";
+import { BudgetModel, budgetsOf, whose } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
 
 /**
@@ -61,7 +61,7 @@ describe("differential: createPolicy over MemoryStore ≡ the pure evaluate chai
         for (const entry of await runPolicyTrace(trace, new MemoryStore())) {
           if (entry.kind === "request") model.request(entry);
           if (entry.kind !== "status") continue;
-          const want = Object.fromEntries(all.map((b) => [b.name, model.figures(entry.credential.id, b, entry.now)]));
+          const want = Object.fromEntries(all.map((b) => [b.name, model.figures(whose(entry.credential), b, entry.now)]));
           expect(entry.status!.budgets).toEqual(want);
         }
       }),

@@ -15,6 +15,9 @@ export const OPERATIONS: ReadonlyMap<string, OperationSpec> = new Map([...defaul
 
 export type Caps = Record<Family, Level>;
 
+/** spec §5.1, §8.3: counters are per API key or per OAuth authorisation, so kind and id together. */
+export const whose = (credential: Pick<Credential, "id" | "kind">): string => `${credential.kind}\u0000${credential.id}`;
+
 /** spec §5.6: owner and admin may grant everything; an editor at most settings: read. Extra roles: their config; left out = none. */
 export function roleCap(config: PolicyOptions, role: string | undefined): Caps | undefined {
   if (role === undefined) return undefined;
@@ -95,6 +98,8 @@ export interface BudgetExpectation {
   budgets: { name: string; limit: number; window: number }[];
   /** Names of the budgets spent before the request (DESIGN §2: then nothing is charged). */
   spent: string[];
+  /** The budgets the request is charged to: all of them, or none when one is full (DESIGN §2). */
+  charged: string[];
   /** Expected RateLimit-* headers (and Retry-After for a budget 429). */
   headers: Record<string, string>;
   /** The budget a budget 429 names (DESIGN §3). */
@@ -125,13 +130,16 @@ export class BudgetModel {
   request(entry: Extract<TraceEntry, { kind: "request" }>, charge = true): BudgetExpectation {
     const budgets = budgetsOf(this.trace, entry.operation);
     const now = entry.now;
-    const keys = budgets.map((b) => `${entry.credential.id}\u0000${b.name}`);
+    const keys = budgets.map((b) => `${whose(entry.credential)}\u0000${b.name}`);
     const open = budgets.map((b, i) => this.open(keys[i]!, b.window * 1000, now));
-    const spent = budgets.filter((b, i) => (open[i]?.count ?? 0) >= b.limit).map((b) => b.name);
-    if (spent.length === 0 && charge) {
+    const full = budgets.filter((b, i) => (open[i]?.count ?? 0) >= b.limit).map((b) => b.name);
+    // DESIGN §1: route comes before budgets, so a request that names no operation is answered 404
+    // (or 400) whatever the budgets; with a spent budget it is charged nothing (DESIGN §2)
+    const spent = entry.operation === undefined ? [] : full;
+    if (full.length === 0 && charge) {
       budgets.forEach((_, i) => this.windows.set(keys[i]!, { start: open[i]?.start ?? now, count: (open[i]?.count ?? 0) + 1 }));
     }
-    const figures = budgets.map((b) => this.figures(entry.credential.id, b, now));
+    const figures = budgets.map((b) => this.figures(whose(entry.credential), b, now));
     // DESIGN §5: fewest remaining; ties to the longer reset, then policy order
     let best = 0;
     figures.forEach((f, i) => {
@@ -144,11 +152,11 @@ export class BudgetModel {
       "RateLimit-Remaining": String(figures[best]!.remaining),
       "RateLimit-Reset": String(figures[best]!.reset),
     };
-    const expectation: BudgetExpectation = { budgets, spent, headers, counts: budgets.map((b) => this.open(`${entry.credential.id}\u0000${b.name}`, b.window * 1000, now)?.count ?? 0) };
+    const expectation: BudgetExpectation = { budgets, spent, charged: full.length === 0 ? budgets.map((b) => b.name) : [], headers, counts: budgets.map((b) => this.open(`${whose(entry.credential)}\u0000${b.name}`, b.window * 1000, now)?.count ?? 0) };
     if (spent.length > 0) {
       // DESIGN §3: name general when spent; wait for the longest of the spent budgets
       expectation.named = spent.includes("general") ? "general" : spent[0]!;
-      headers["Retry-After"] = String(Math.max(...budgets.filter((b) => spent.includes(b.name)).map((b) => this.figures(entry.credential.id, b, now).reset)));
+      headers["Retry-After"] = String(Math.max(...budgets.filter((b) => spent.includes(b.name)).map((b) => this.figures(whose(entry.credential), b, now).reset)));
     }
     return expectation;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { credentialFromScopes, emptyUsage, evaluate, PolicyConfigError } from "../../src/index.js";
+import { createPolicy, credentialFromScopes, emptyUsage, evaluate, PolicyConfigError } from "../../src/index.js";
 import { Session, T0, get, key, post } from "../fixtures.js";
 
 describe("spec §5 authentication", () => {
@@ -115,5 +115,23 @@ describe("spec §5 authentication", () => {
     expect(s.run(get("/newsletters/nl_1/insights")).allowed).toBe(true);
     expect(s.run(get("/newsletters/nl_1/articles")).view).toBe("reader");
     expect(s.run(get("/newsletters/nl_1/subscribers")).status).toBe(403);
+  });
+
+  // Regression (black-box audit): counters were keyed by id alone, so a key and an authorisation
+  // that shared an id shared their budgets.
+  it("§5.1 budgets are per API key or per OAuth authorisation: a key and an authorisation with the same id count separately", async () => {
+    const apiKey = key({ nl_1: { audience: "read" } }, true, "same_id");
+    const oauth = credentialFromScopes({ id: "same_id", scope: "audience:read account:read", newsletters: ["nl_1"] });
+    const policy = createPolicy({ clock: () => T0 });
+    await policy.check(get("/me"), { credential: apiKey, roles: {} });
+    const d = await policy.check(get("/newsletters/nl_1/subscribers"), { credential: oauth, roles: { nl_1: "owner" } });
+    expect(d.headers["RateLimit-Remaining"]).toBe("59");
+    expect((await policy.status(oauth)).budgets.general!.remaining).toBe(599);
+    expect((await policy.status(apiKey)).budgets.general!.remaining).toBe(599);
+  });
+
+  it("§5.3 a token response that names a newsletter twice is read as naming it once", () => {
+    const c = credentialFromScopes({ id: "auth_1", scope: "content:read", newsletters: ["nl_1", "nl_1"] });
+    expect(c.newsletters).toEqual({ nl_1: { content: "read" } });
   });
 });

@@ -155,4 +155,37 @@ describe("spec §5.7 a read-only credential sees a newsletter as a reader does",
     expect(s.run(get("/newsletters/nl_1/articles?status=draft")).status).toBe(403);
     expect(s.run(get("/newsletters/nl_1/articles")).view).toBe("reader");
   });
+
+  // Regression (black-box audit): qs-style names (`status[]`, `expand[0]`) are the same parameter to
+  // Express and Fastify, and slipped past #4–#7.
+  it("#4–#7 a bracketed query name (status[], tag[0], visibility[], expand[]) is the same parameter and is refused the same way", () => {
+    const s = new Session(readOnly, { nl_1: "owner" });
+    const cases = [
+      ["/newsletters/nl_1/articles?status[]=draft", "status"],
+      ["/newsletters/nl_1/articles?status%5B%5D=draft", "status"],
+      ["/newsletters/nl_1/articles?tag[0]=launch", "tag"],
+      ["/newsletters/nl_1/threads?visibility[]=private", "visibility"],
+    ] as const;
+    for (const [path, param] of cases) {
+      const d = s.run(get(path));
+      expect(d.status, path).toBe(403);
+      expect(d.body?.error.param, path).toBe(param);
+    }
+    expect(s.run(get("/newsletters/nl_1/articles", { query: { "status[]": ["draft"] } })).body?.error.param).toBe("status");
+    const noAudience = new Session(key({ nl_1: { insights: "read" } }), { nl_1: "owner" });
+    expect(noAudience.run(get("/newsletters/nl_1/insights?expand[]=subscriber")).body?.error).toMatchObject({ code: "insufficient_scope", param: "expand" });
+    expect(s.run(get("/newsletters/nl_1/articles?status[]=sent")).status).toBe(200);
+  });
+
+  // Regression (black-box audit): an expand path needing account: read was never checked.
+  it("#7 an expand path that needs account: read is refused without it, and listed in allowed_values with it", () => {
+    const config = {
+      operations: [{ id: "webhooks.list", method: "GET" as const, path: "/newsletters/{newsletter}/webhooks", needs: "webhooks: read" as const, expand: { owner: "account: read" as const, subscriber: "audience: read" as const } }],
+    };
+    const without = new Session(key({ nl_1: { webhooks: "read", audience: "read" } }, false), { nl_1: "owner" }, config);
+    expect(without.run(get("/newsletters/nl_1/webhooks?expand=owner")).body?.error).toMatchObject({ code: "insufficient_scope", param: "expand", allowed_values: ["subscriber"] });
+    const withAccount = new Session(key({ nl_1: { webhooks: "read" } }, true), { nl_1: "owner" }, config);
+    expect(withAccount.run(get("/newsletters/nl_1/webhooks?expand=owner")).status).toBe(200);
+    expect(withAccount.run(get("/newsletters/nl_1/webhooks?expand=subscriber")).body?.error).toMatchObject({ param: "expand", allowed_values: ["owner"] });
+  });
 });

@@ -103,4 +103,16 @@ describe("spec §8 rate-limit budgets", () => {
     expect(d.charged.budgets).toEqual(["general", "audience"]);
     expect(d.headers["RateLimit-Remaining"]).toBe("59");
   });
+
+  it("DESIGN §1 route comes before budgets: with general spent, a request that names no operation is 404 and a malformed one 400, charged nothing", () => {
+    const s = new Session(all, { nl_1: "owner" }, { budgets: { general: { limit: 1, window: 60 } } });
+    s.run(get("/me"));
+    expect(s.run(get("/me")).status).toBe(429);
+    const before = s.usage;
+    const unknown = s.run(get("/newsletters/nl_1/nothing"));
+    expect(unknown).toMatchObject({ status: 404, charged: { budgets: [], caps: [] } });
+    expect(unknown.headers).not.toHaveProperty("Retry-After");
+    expect(s.run(get("/newsletters/../me"))).toMatchObject({ status: 400, charged: { budgets: [], caps: [] } });
+    expect(s.usage).toBe(before);
+  });
 });
