@@ -37,8 +37,8 @@ end
 `;
 
 /**
- * KEYS: seq, memo, budget_1..budget_n, [idempotency record], [cap key without the day].
- * ARGV: 1 clock (h|r), 2 now, 3 request signature, 4 memo ttl ms, 5 n, 6 refused (1|0),
+ * KEYS: seq, memo (this call's nonce), budget_1..budget_n, [idempotency record], [cap key without the day].
+ * ARGV: 1 clock (h|r), 2 now, 3 unused, 4 memo ttl ms ('0': no retries, nothing to remember), 5 n, 6 refused (1|0),
  *   7 fingerprint ('' = no idempotency key), 8 key ttl ms, 9 day, 10 cap limit ('' = no cap),
  *   11 day end ms, 12 day offset ms, 13 cap grace ms, 14 seq ttl ms, 15 expiry slack ms,
  *   then limit_i, window_i.
@@ -47,11 +47,9 @@ end
  *   r (cap_reached: a = count).
  */
 export const CHARGE = script(`${NOW}
+-- this call was sent before (the store retried after a timeout): answer it as it was answered
 local memo = redis.call('GET', KEYS[2])
-if memo then
-  local m = cjson.decode(memo)
-  if m[1] == ARGV[3] then return m[2] end
-end
+if memo then return cjson.decode(memo) end
 
 local n = tonumber(ARGV[5])
 local slack = tonumber(ARGV[15])
@@ -82,7 +80,7 @@ end
 if spent then return reply('s', '', '') end
 
 local function remember(res)
-  redis.call('SET', KEYS[2], cjson.encode({ ARGV[3], res }), 'PX', ARGV[4])
+  if ARGV[4] ~= '0' then redis.call('SET', KEYS[2], cjson.encode(res), 'PX', ARGV[4]) end
   return res
 end
 
@@ -180,9 +178,12 @@ return removed
 
 /**
  * KEYS: budget_1..budget_n. ARGV: 1 clock, 2 now, then window_i.
- * Reply: { count_1, resetAt_1, ... } (0, 0 for a budget with no open window).
+ * Reply: { count_1, resetAt_1, ... } (0, 0 for a budget with no open window). With Redis's clock,
+ * each resetAt is moved into the host's clock (host now + time left by Redis's clock), so that the
+ * host measures the same seconds left as a decision's headers give.
  */
 export const READ = script(`${NOW}
+local shift = tonumber(ARGV[2]) - now
 local res = {}
 for i = 1, #KEYS do
   local win = tonumber(ARGV[2 + i])
@@ -191,7 +192,7 @@ for i = 1, #KEYS do
   if s == nil or c == nil or now >= s + win then
     res[2 * i - 1], res[2 * i] = '0', '0'
   else
-    res[2 * i - 1], res[2 * i] = num(c), num(s + win)
+    res[2 * i - 1], res[2 * i] = num(c), num(s + win + shift)
   end
 end
 return res

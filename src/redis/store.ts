@@ -18,7 +18,7 @@ import { CHARGE, READ, RELEASE } from "./scripts.js";
  *   clock: "host",      // default; "redis" reads Redis TIME
  *   timeoutMs: 500,     // default
  *   retries: 1,         // default: one retry after a timeout, same request id
- *   dedupeMs: 300_000,  // default
+ *   dedupeMs: 30_000,   // default
  * };
  */
 export interface RedisStoreOptions {
@@ -35,11 +35,15 @@ export interface RedisStoreOptions {
   timeoutMs?: number;
   /** Retries after a timeout, with the same request id (never counted twice). Default 1. */
   retries?: number;
-  /** How long a charge's outcome is remembered by request id, to answer a retry. Default 300 000 (5 min). */
+  /**
+   * How long a charge's outcome is remembered, so that the store's own retry after a timeout (or the
+   * late original, when Redis ran it after all) is answered without charging twice. Only the store's
+   * retries of one call share the memo; it is not written at all with `retries: 0`. Default 30 000.
+   */
   dedupeMs?: number;
 }
 
-const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 300_000 } as const;
+const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000 } as const;
 /** Cap sets outlive their day by this much, so a host whose clock runs behind still finds them. */
 const CAP_GRACE_MS = 60 * 60 * 1000;
 /**
@@ -87,11 +91,6 @@ function outcomeOf(reply: string[]): ChargeOutcome {
   }
 }
 
-/** `<length>.<id>`: no two ids spell the same key (as in `keys.ts`). */
-function scoped(kind: string, id: string): string {
-  return `${kind}:${id.length}.${id}`;
-}
-
 /**
  * A {@link PolicyStore} in Redis, for many server processes sharing one set of budgets and caps.
  * Every decision is one Lua script (`EVALSHA`, falling back to `EVAL` after a restart or
@@ -99,7 +98,7 @@ function scoped(kind: string, id: string): string {
  *
  * @param options - `redis` (required: sends `EVALSHA`/`EVAL`), `prefix` (default `"np:"`), `clock`
  *   (default `"host"`), `timeoutMs` (default 500), `retries` on timeout (default 1), `dedupeMs`
- *   (default 300 000).
+ *   (default 30 000).
  * @throws PolicyConfigError naming the field, when an option is invalid.
  * @example
  * import { Redis } from "ioredis";
@@ -115,6 +114,9 @@ export class RedisStore implements PolicyStore {
   private readonly prefix: string;
   private readonly clock: "h" | "r";
   private readonly dedupeMs: number;
+  /** Random per store instance: with `calls`, a nonce for each charge that no other process uses. */
+  private readonly instance = globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 16);
+  private calls = 0;
 
   /**
    * Validates the options; sends nothing to Redis until the first decision.
@@ -144,9 +146,10 @@ export class RedisStore implements PolicyStore {
   }
 
   /**
-   * Checks and charges one request, all or nothing, in one round trip. The same request sent again
-   * (same `id`, same `now`, same contents) within `dedupeMs` gets the first call's outcome and is
-   * charged nothing: a retry after a timeout never counts twice.
+   * Checks and charges one request, all or nothing, in one round trip. When Redis does not answer in
+   * `timeoutMs`, the store sends the same call again (`retries`); whichever attempt Redis runs second
+   * is answered from the first one's outcome, so a retry never counts twice. A second `charge` call
+   * is a second request, whatever its `id`, as with `MemoryStore`.
    *
    * @param request - every budget and the cap of the request, from `createPolicy`.
    * @returns what the store did; `now` is set when `clock` is `"redis"`.
@@ -157,14 +160,16 @@ export class RedisStore implements PolicyStore {
   async charge(request: ChargeRequest): Promise<ChargeOutcome> {
     const p = this.prefix;
     const { budgets, idempotency: idem, cap } = request;
-    const keys = [`${p}seq`, `${p}${scoped("r", request.id)}`, ...budgets.map((b) => p + b.key)];
+    // The memo is keyed by this call's nonce, never by the request id: a request id can come from a
+    // client header, and a client that reuses one must not be answered from another request's charge.
+    const keys = [`${p}seq`, `${p}r:${this.instance}.${++this.calls}`, ...budgets.map((b) => p + b.key)];
     if (idem !== undefined) keys.push(p + idem.key);
     if (cap !== undefined) keys.push(p + cap.key);
     const args = [
       this.clock,
       String(request.now),
-      signature(request),
-      String(this.dedupeMs),
+      "",
+      String(this.runner.retries === 0 ? 0 : this.dedupeMs),
       String(budgets.length),
       request.refused ? "1" : "0",
       idem?.fingerprint ?? "",
@@ -213,25 +218,4 @@ export class RedisStore implements PolicyStore {
     const args = [this.clock, String(now), ...budgets.map((b) => String(b.windowMs))];
     return readings(strings(await run(this.runner, READ, "read", keys, args), "read"));
   }
-}
-
-/**
- * What a remembered outcome must match to answer a retry: the whole request, its time included. A
- * retry re-sends the same request (the store's own retry after a timeout, or a host re-sending the
- * `ChargeRequest`); a later check that reuses a request id (the host's id may come from a client
- * header) is a new request and is charged, as `MemoryStore` charges it.
- */
-function signature(request: ChargeRequest): string {
-  const { now, budgets, refused, idempotency, cap } = request;
-  let text = `${now}|${refused ? 1 : 0}|${idempotency?.key ?? ""}|${idempotency?.fingerprint ?? ""}|${idempotency?.ttlMs ?? ""}|${cap?.key ?? ""}|${cap?.day ?? ""}|${cap?.limit ?? ""}|${cap?.offsetMs ?? ""}`;
-  for (const b of budgets) text += `|${b.key}|${b.limit}|${b.windowMs}`;
-  // two FNV-1a hashes: a short, fast fingerprint (it tells retries from reused ids; no secret)
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 16777619);
-    h2 = Math.imul(h2 ^ c, 2246822519);
-  }
-  return (h1 >>> 0).toString(36) + "." + (h2 >>> 0).toString(36);
 }

@@ -22,7 +22,7 @@ describe("DESIGN §12 store failure: a Redis error or timeout answers 503 servic
   const broken: RedisCall = () => Promise.reject(new Error("ECONNREFUSED 127.0.0.1:6379"));
   const hanging: RedisCall = () => new Promise(() => {});
 
-  it("a Redis error makes charge reject, and createPolicy answers 503 service_unavailable with RateLimit-Policy", async () => {
+  it("a Redis error makes charge reject, and createPolicy answers 503 service_unavailable with the four RateLimit-* headers", async () => {
     const store = new RedisStore({ redis: broken, prefix: prefix() });
     await expect(store.charge({ id: "x", now: T0, budgets: [], refused: false })).rejects.toThrow("ECONNREFUSED");
     const errors: unknown[] = [];
@@ -31,7 +31,7 @@ describe("DESIGN §12 store failure: a Redis error or timeout answers 503 servic
     expect(d.status).toBe(503);
     expect(d.allowed).toBe(false);
     expect(d.body?.error.code).toBe("service_unavailable");
-    expect(d.headers).toEqual({ "RateLimit-Policy": '"general";q=600;w=60, "audience";q=60;w=60' });
+    expect(d.headers).toEqual({ "RateLimit-Policy": '"general";q=600;w=60, "audience";q=60;w=60', "RateLimit-Limit": "600", "RateLimit-Remaining": "0", "RateLimit-Reset": "1" });
     expect(d.reason).toMatchObject({ rule: "store_unavailable", failOpen: false });
     expect(errors).toHaveLength(1);
   });
@@ -123,27 +123,37 @@ describe("nothing is counted twice when a call times out and is retried with the
     expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
-  it("the host re-sending the same ChargeRequest (same id, same now) is answered from the remembered outcome", async () => {
+  it("the host sending the same ChargeRequest twice makes two requests, as MemoryStore counts them: only the store's own retry is remembered", async () => {
     const store = new RedisStore({ redis: ioredisCall(redis), prefix: prefix() });
     const request = { id: "req_same", now: T0, budgets, refused: false, cap: { name: "dispatch" as const, key: "d:4.nl_1", day: 1, limit: 1, resetAt: T0 + 1000, offsetMs: 0 } };
-    const a = await store.charge(request);
-    const b = await store.charge(request);
-    expect(b).toEqual(a);
-    expect(a).toMatchObject({ kind: "charged", member: "m1" });
-    expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+    expect(await store.charge(request)).toMatchObject({ kind: "charged", member: "m1" });
+    expect(await store.charge(request)).toMatchObject({ kind: "cap_reached", count: 1 });
+    expect(await store.read(budgets, T0)).toEqual([{ count: 2, resetAt: T0 + 60_000 }]);
   });
 
-  it("a request id reused by a later request (e.g. a client's X-Request-Id) is a new request: charged, as MemoryStore charges it", async () => {
-    let now = T0;
+  // Regression (Redis audit): outcomes were remembered by request id, and a client that sent one
+  // X-Request-Id on many requests in one millisecond had them all answered from the first charge,
+  // past the budget and the daily cap.
+  it("a request id reused by other requests (a client's X-Request-Id), even in the same millisecond and in parallel, is charged each time", async () => {
     const store = new RedisStore({ redis: ioredisCall(redis), prefix: prefix() });
-    const policy = createPolicy({ store, clock: () => now, config: { budgets: { audience: { limit: 2, window: 60 } } } });
+    const policy = createPolicy({ store, clock: () => T0, config: { budgets: { audience: { limit: 5, window: 60 } }, caps: { dispatch: { limit: 2 } } } });
     const list = get("/newsletters/nl_1/subscribers", { requestId: "req_from_a_client_header" });
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      statuses.push((await policy.check(list, who)).status);
-      now += 1;
-    }
-    expect(statuses).toEqual([200, 200, 429, 429]);
+    const reads = await Promise.all(Array.from({ length: 50 }, () => policy.check(list, who)));
+    expect(reads.filter((d) => d.allowed)).toHaveLength(5);
+    const send = post("/articles/a_1/send", { newsletter: "nl_1", requestId: "req_from_a_client_header" });
+    const sends = await Promise.all(Array.from({ length: 20 }, () => policy.check(send, who)));
+    expect(sends.filter((d) => d.allowed)).toHaveLength(2);
+  });
+
+  it("with retries: 0 nothing is remembered: no memo key is written", async () => {
+    const p = prefix();
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: p, retries: 0 });
+    await store.charge({ id: "req_no_memo", now: T0, budgets, refused: false });
+    expect(await redis.keys(`${p}r:*`)).toEqual([]);
+    const remembering = new RedisStore({ redis: ioredisCall(redis), prefix: p, dedupeMs: 5_000 });
+    await remembering.charge({ id: "req_memo", now: T0, budgets, refused: false });
+    const [memo] = await redis.keys(`${p}r:*`);
+    expect(await redis.pttl(memo!)).toBeLessThanOrEqual(5_000);
   });
 });
 
