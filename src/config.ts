@@ -29,7 +29,10 @@ export interface PolicyOptions {
   dailyRetryAfter?: "hours" | "seconds";
   /** Where a day starts for the daily caps, as an offset from UTC in minutes. Default 0 (midnight UTC). */
   dayStartsAtUtcOffsetMinutes?: number;
-  /** Extra operations; the catalogue of spec §4 is always included. */
+  /**
+   * Extra operations. One with the id of a catalogue operation (e.g. `events.list`) replaces it, so
+   * the permissions the spec leaves unstated can be changed; the others are added.
+   */
   operations?: OperationSpec[];
 }
 
@@ -98,6 +101,24 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Host typos fail loudly: a key the option does not know names itself (DESIGN §10). */
+function knownKeys(value: Record<string, unknown>, field: string, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const where = field === "" ? key : `${field}.${key}`;
+      throw new PolicyConfigError(where, `is not an option here; known: ${known.join(", ")}`);
+    }
+  }
+}
+
+function record(value: unknown, field: string, what: string): Record<string, unknown> {
+  if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${value === null ? "null" : typeof value}`);
+  return value;
+}
+
+const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations"] as const;
+const OPERATION_KEYS = ["id", "method", "path", "needs", "budgets", "cap", "filters", "expand", "paginated", "list"] as const;
+
 function wholeNumber(value: unknown, field: string, min: number): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
     throw new PolicyConfigError(field, `must be a whole number ≥ ${min}; got ${String(value)}`);
@@ -110,8 +131,8 @@ function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] {
   const names = [...Object.keys(BUILT_IN_BUDGETS), ...Object.keys(options ?? {}).filter((n) => !(n in BUILT_IN_BUDGETS))];
   return names.map((name, order) => {
     if (!NAME.test(name)) throw new PolicyConfigError(`budgets.${name}`, "must be named in lower case: a-z, 0-9, _ or -");
-    const given = options?.[name] ?? {};
-    if (!isRecord(given)) throw new PolicyConfigError(`budgets.${name}`, "must be an object { limit, window }");
+    const given = options !== undefined && Object.hasOwn(options, name) ? record(options[name], `budgets.${name}`, "an object { limit, window }") : {};
+    knownKeys(given, `budgets.${name}`, ["limit", "window"]);
     const base = BUILT_IN_BUDGETS[name];
     const limit = wholeNumber(given.limit ?? base?.limit, `budgets.${name}.limit`, 1);
     const window = wholeNumber(given.window ?? base?.window, `budgets.${name}.window`, 1);
@@ -149,7 +170,12 @@ function policyHeader(budgets: readonly BudgetSpec[]): string {
 
 function compileOperation(spec: OperationSpec, field: string, budgets: readonly BudgetSpec[]): CompiledOperation {
   if (!isRecord(spec)) throw new PolicyConfigError(field, "must be an operation object");
+  knownKeys(spec as unknown as Record<string, unknown>, field, OPERATION_KEYS);
   if (typeof spec.id !== "string" || spec.id === "") throw new PolicyConfigError(`${field}.id`, "must be a non-empty string");
+  if (spec.budgets !== undefined && (!Array.isArray(spec.budgets) || spec.budgets.some((b) => typeof b !== "string"))) {
+    throw new PolicyConfigError(`${field}.budgets`, "must be an array of budget names");
+  }
+  if (spec.paginated !== undefined && typeof spec.paginated !== "boolean") throw new PolicyConfigError(`${field}.paginated`, "must be true or false");
   if (!METHODS.includes(spec.method)) throw new PolicyConfigError(`${field}.method`, `must be one of ${METHODS.join(", ")}`);
   if (typeof spec.path !== "string" || !spec.path.startsWith("/")) {
     throw new PolicyConfigError(`${field}.path`, "must be a path template starting with /");
@@ -179,6 +205,9 @@ function compileOperation(spec: OperationSpec, field: string, budgets: readonly 
   for (const [name, rule] of Object.entries(spec.filters ?? {})) {
     if (!isRecord(rule) || !Array.isArray(rule.reader) || rule.reader.some((v) => typeof v !== "string")) {
       throw new PolicyConfigError(`${field}.filters.${name}.reader`, "must be an array of strings");
+    }
+    if (rule.specCase !== undefined && rule.specCase !== 4 && rule.specCase !== 5 && rule.specCase !== 6) {
+      throw new PolicyConfigError(`${field}.filters.${name}.specCase`, "must be 4, 5 or 6 (spec §7's insufficient_scope rows)");
     }
   }
   if (spec.list !== undefined) {
@@ -210,14 +239,24 @@ function compileOperation(spec: OperationSpec, field: string, budgets: readonly 
  * const config = defineConfig({ budgets: { audience: { limit: 120 } }, dailyRetryAfter: "seconds" });
  */
 export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
-  if (!isRecord(options as unknown)) throw new PolicyConfigError("config", "must be an object");
+  knownKeys(record(options, "config", "an object of options"), "", OPTION_KEYS);
   const budgets = resolveBudgets(options.budgets);
-  const caps: NonNullable<PolicyOptions["caps"]> = options.caps ?? {};
-  if (!isRecord(caps as unknown)) throw new PolicyConfigError("caps", "must be an object");
-  const dispatch = wholeNumber(caps.dispatch?.limit ?? 25, "caps.dispatch.limit", 1);
-  const testSend = wholeNumber(caps.testSend?.limit ?? 50, "caps.testSend.limit", 1);
+  const caps = record(options.caps ?? {}, "caps", "an object { dispatch?, testSend? }");
+  knownKeys(caps, "caps", ["dispatch", "testSend"]);
+  const capLimit = (name: "dispatch" | "testSend", fallback: number): number => {
+    if (caps[name] === undefined) return fallback;
+    const cap = record(caps[name], `caps.${name}`, "an object { limit }");
+    knownKeys(cap, `caps.${name}`, ["limit"]);
+    return wholeNumber(cap.limit ?? fallback, `caps.${name}.limit`, 1);
+  };
+  const dispatch = capLimit("dispatch", 25);
+  const testSend = capLimit("testSend", 50);
   const docsUrl = options.docsUrl ?? "https://docs.example.com/errors";
-  if (typeof docsUrl !== "string" || !URL.canParse(docsUrl)) throw new PolicyConfigError("docsUrl", "must be an absolute URL");
+  const parsedUrl = typeof docsUrl === "string" && URL.canParse(docsUrl) ? new URL(docsUrl) : undefined;
+  // spec §2: docs_url is `{docs_url}/<code>`, so the base is an http(s) URL without query or fragment
+  if (parsedUrl === undefined || (parsedUrl.protocol !== "https:" && parsedUrl.protocol !== "http:") || parsedUrl.search !== "" || parsedUrl.hash !== "") {
+    throw new PolicyConfigError("docsUrl", `must be an absolute http(s) URL without a query or fragment; got ${String(docsUrl)}`);
+  }
   const dailyRetryAfter = options.dailyRetryAfter ?? "hours";
   if (dailyRetryAfter !== "hours" && dailyRetryAfter !== "seconds") {
     throw new PolicyConfigError("dailyRetryAfter", `must be "hours" or "seconds"`);
@@ -229,14 +268,20 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   if (options.operations !== undefined && !Array.isArray(options.operations)) {
     throw new PolicyConfigError("operations", "must be an array of operations");
   }
-  const specs = [...defaultOperations, ...(options.operations ?? [])];
-  const operations = specs.map((spec, i) =>
-    compileOperation(spec, i < defaultOperations.length ? `defaultOperations[${i}]` : `operations[${i - defaultOperations.length}]`, budgets),
-  );
+  // An operation with a built-in's id replaces it (DESIGN §9: the unstated permissions are
+  // configurable); any other id adds an operation.
+  const given = (options.operations ?? []).map((spec, i) => ({ spec, field: `operations[${i}]` }));
+  const builtInIds = new Set(defaultOperations.map((op) => op.id));
+  const replaced = new Map(given.filter((g) => isRecord(g.spec) && builtInIds.has(g.spec.id)).map((g) => [g.spec.id, g]));
+  const entries = [
+    ...defaultOperations.map((spec, i) => replaced.get(spec.id) ?? { spec, field: `defaultOperations[${i}]` }),
+    ...given.filter((g) => !replaced.has(g.spec?.id) || replaced.get(g.spec.id) !== g),
+  ];
+  const operations = entries.map(({ spec, field }) => compileOperation(spec, field, budgets));
   const routes = new Map<string, CompiledOperation[]>();
   const ids = new Set<string>();
   operations.forEach((op, i) => {
-    const field = `operations[${i - defaultOperations.length}]`;
+    const field = entries[i]!.field;
     if (ids.has(op.id)) throw new PolicyConfigError(`${field}.id`, `repeats the id "${op.id}"`);
     ids.add(op.id);
     const bucket = `${op.spec.method} ${op.segments.length}`;

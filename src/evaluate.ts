@@ -57,6 +57,20 @@ export function assertCredential(credential: unknown): asserts credential is Cre
   if (c.kind !== "api_key" && c.kind !== "oauth") throw new PolicyConfigError("credential.kind", `must be "api_key" or "oauth"; got ${String(c.kind)}`);
 }
 
+/** Roles are the host's data: a record of newsletter → role, or a function (DESIGN §10). */
+export function assertRoles(roles: unknown): asserts roles is Roles {
+  if (typeof roles !== "function" && (typeof roles !== "object" || roles === null)) {
+    throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${roles === null ? "null" : typeof roles}`);
+  }
+}
+
+function assertUsage(usage: unknown): asserts usage is Usage {
+  const u = usage as Partial<Usage> | null;
+  if (typeof u !== "object" || u === null || typeof u.windows !== "object" || typeof u.caps !== "object" || typeof u.keys !== "object") {
+    throw new PolicyConfigError("usage", "must be a Usage snapshot: emptyUsage() or the usage an earlier evaluate returned");
+  }
+}
+
 /** A clock reading must be a finite number of milliseconds (DESIGN §10). */
 export function assertNow(now: unknown, field: string): asserts now is number {
   if (typeof now !== "number" || !Number.isFinite(now)) throw new PolicyConfigError(field, `must be a finite number of milliseconds; got ${String(now)}`);
@@ -134,9 +148,21 @@ function derivedId(parts: readonly (string | number)[]): string {
   return ((h1 >>> 0).toString(16).padStart(8, "0") + (h2 >>> 0).toString(16).padStart(8, "0")).slice(0, 16);
 }
 
+/** The parts of a descriptor that tell two requests apart, as text for a derived id. Reads strings only, so it never throws. */
+function describeInput(request: unknown): string {
+  if (typeof request !== "object" || request === null) return typeof request;
+  const r = request as Record<string, unknown>;
+  const text = (value: unknown): string => (typeof value === "string" ? value : Array.isArray(value) ? value.filter((v) => typeof v === "string").join(",") : typeof value);
+  let out = `${text(r.method)} ${text(r.path)} ${text(r.idempotencyKey)} ${text(r.newsletter)}`;
+  if (typeof r.query === "object" && r.query !== null) {
+    for (const name of Object.keys(r.query)) out += ` ${name}=${text((r.query as Record<string, unknown>)[name])}`;
+  }
+  return out;
+}
+
 /** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */
 export function requestIdOf(given: string | undefined, fallback: () => string): string {
-  if (given === undefined) return `req_${fallback()}`;
+  if (given === undefined || given === "req_") return `req_${fallback()}`;
   return given.startsWith("req_") ? given : `req_${given}`;
 }
 
@@ -156,12 +182,14 @@ export function requestIdOf(given: string | undefined, fallback: () => string): 
 export function evaluate(request: unknown, state: PolicyState): { decision: Decision; usage: Usage } {
   const config = resolveConfig(state.config);
   assertCredential(state.credential);
+  assertRoles(state.roles);
+  assertUsage(state.usage);
   assertNow(state.now, "now");
   const { credential, usage, now } = state;
   const planned = plan(config, request, credential, state.roles);
   const tx = new SnapshotTx(usage);
   const subject = subjectOf(credential);
-  const requestId = requestIdOf(planned.requestId, () => derivedId([subject, planned.fingerprint, now, usage.seq]));
+  const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(request), now, usage.seq]));
   const outcome = runCharge(tx, chargeRequest(planned, subject, config, now, requestId));
   return { decision: render(planned, outcome, config, now, requestId, subject), usage: tx.commit() };
 }

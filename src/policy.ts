@@ -2,9 +2,8 @@
  * The stateful way through: the same plan → charge → render as `evaluate`, with the counters in a
  * store (in memory, or shared through Redis) and time and ids from injected functions.
  */
-import { randomUUID } from "node:crypto";
 import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
-import { assertCredential, assertNow, requestIdOf } from "./evaluate.js";
+import { assertCredential, assertNow, assertRoles, requestIdOf } from "./evaluate.js";
 import { budgetCharges, chargeRequest, subjectOf } from "./keys.js";
 import { MemoryStore } from "./memory-store.js";
 import { plan } from "./plan.js";
@@ -40,7 +39,8 @@ export interface Policy {
 }
 
 function randomId(): string {
-  return randomUUID().replaceAll("-", "");
+  // the Web Crypto global (Node 20+, Deno, Bun, workers): the main entry imports no node: module
+  return globalThis.crypto.randomUUID().replaceAll("-", "");
 }
 
 function describe(error: unknown): string {
@@ -79,6 +79,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     config,
     async check(request, who) {
       assertCredential(who?.credential);
+      assertRoles(who.roles);
       const t = now();
       const { credential } = who;
       const planned = plan(config, request, credential, who.roles);

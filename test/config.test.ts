@@ -32,7 +32,21 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     [{ operations: [{ id: "x", method: "GET", path: "x" }] }, "operations[0].path"],
     [{ operations: [{ id: "x", method: "GET", path: "/x", needs: "settings:write" }] }, "operations[0].needs"],
     [{ operations: [{ id: "x", method: "GET", path: "/x", budgets: ["burst"] }] }, "operations[0].budgets"],
-    [{ operations: [{ id: "me.get", method: "GET", path: "/x" }] }, "operations[0].id"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x" }, { id: "x", method: "GET", path: "/y" }] }, "operations[1].id"],
+    [{ operations: [{ id: "events.list", method: "GET", path: "/x" }, { id: "events.list", method: "GET", path: "/y" }] }, "operations[0].id"],
+    // typos and wrong shapes are named, never silently ignored (regression: black-box audit)
+    [{ caps: { dispatch: 5 } }, "caps.dispatch"],
+    [{ caps: { dispach: { limit: 5 } } }, "caps.dispach"],
+    [{ caps: { dispatch: { limt: 5 } } }, "caps.dispatch.limt"],
+    [{ dailyRetryAfer: "seconds" }, "dailyRetryAfer"],
+    [{ budgets: { general: null } }, "budgets.general"],
+    [{ budgets: { general: { size: 10 } } }, "budgets.general.size"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", need: "content: read" }] }, "operations[0].need"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", budgets: "audience" }] }, "operations[0].budgets"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", paginated: "yes" }] }, "operations[0].paginated"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x", filters: { s: { reader: [], specCase: 9 } } }] }, "operations[0].filters.s.specCase"],
+    [{ docsUrl: "javascript:alert(1)" }, "docsUrl"],
+    [{ docsUrl: "https://docs.example/errors?lang=en" }, "docsUrl"],
     [{ operations: [{ id: "me2", method: "GET", path: "/me" }] }, "operations[0].path"],
     [{ operations: [{ id: "x", method: "GET", path: "/x", expand: { y: "nope" } }] }, "operations[0].expand.y"],
     [{ operations: [{ id: "x", method: "GET", path: "/x", filters: { status: { reader: "sent" } } }] }, "operations[0].filters.status.reader"],
@@ -74,6 +88,26 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(evaluate({ method: "GET", path: "/me" }, { ...state, config: { budgets: { general: { limit: 7 } } } }).decision.headers["RateLimit-Limit"]).toBe("7");
     expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, config: { caps: { dispatch: { limit: 0 } } } })).toThrow(PolicyConfigError);
     expect(() => createPolicy({ config: { docsUrl: "x" } })).toThrow(/docsUrl/);
+  });
+
+  it("DESIGN §9 an operation with a catalogue id replaces that operation: the unstated permissions are configurable", () => {
+    const config = defineConfig({ operations: [{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read", budgets: ["audience"] }] });
+    const run = (grants: Record<string, string>) =>
+      evaluate({ method: "GET", path: "/newsletters/nl_1/events" }, { credential: key({ nl_1: grants as never }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config }).decision;
+    expect(run({ insights: "read" })).toMatchObject({ status: 200, operation: "events.list" });
+    expect(run({ audience: "read" }).body?.error.allowed_values).toEqual(["insights: read"]);
+    expect(config.operations.filter((op) => op.id === "events.list")).toHaveLength(1);
+  });
+
+  it("invalid host state throws a typed error: missing roles or usage (never a TypeError)", async () => {
+    const state = { credential: key({ nl_1: { content: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 };
+    const request = { method: "GET", path: "/newsletters/nl_1/articles" };
+    expect(() => evaluate(request, { ...state, roles: undefined as never })).toThrow(PolicyConfigError);
+    expect(() => evaluate(request, { ...state, roles: null as never })).toThrow(/roles/);
+    expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, roles: undefined as never })).toThrow(/roles/);
+    expect(() => evaluate(request, { ...state, usage: undefined as never })).toThrow(/usage/);
+    expect(() => evaluate(request, { ...state, credential: { ...state.credential, kind: "token" } as never })).toThrow(/credential.kind/);
+    await expect(createPolicy({ clock: () => T0 }).check(request, { credential: state.credential, roles: undefined as never })).rejects.toThrow(PolicyConfigError);
   });
 
   it("invalid host state throws: a credential without an id, a clock that is not a number", async () => {
