@@ -43,6 +43,8 @@ export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): 
   }
   let charges = byList.get(budgets);
   if (charges === undefined) {
+    // one entry per operation shape of each config; a host that compiles configs afresh stays bounded
+    if (byList.size >= 64) byList.clear();
     charges = budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 }));
     Object.freeze(charges);
     byList.set(budgets, charges);

@@ -43,10 +43,15 @@ describe("differential: createPolicy over MemoryStore ≡ the pure evaluate chai
       fc.asyncProperty(arbTrace({ ...TRACE, focus: "caps" }), async (trace) => {
         const pure = runPureTrace(trace, { requestIds: true });
         const stateful = await runPolicyTrace(trace, new MemoryStore({ sweepEvery: 7 }), { requestIds: true });
+        expect(stateful.length).toBe(pure.length);
         pure.forEach((p, i) => {
           const s = stateful[i]!;
-          if (p.kind === "request" && s.kind === "request") expect(comparableDecision(s.decision), `step ${i}`).toEqual(comparableDecision(p.decision));
-          if (p.kind === "release" && s.kind === "release" && sameDay(trace, p)) expect(s.uncounted, `step ${i}: release`).toBe(p.uncounted);
+          if (p.kind === "request" && s.kind === "request") {
+            expect(comparableDecision(s.decision), `step ${i}`).toEqual(comparableDecision(p.decision));
+            expect(s.decision.release === undefined).toBe(p.decision.release === undefined);
+          } else if (p.kind === "release" && s.kind === "release") {
+            if (sameDay(trace, p)) expect(s.uncounted, `step ${i}: release`).toBe(p.uncounted);
+          } else expect(s.kind).toBe(p.kind);
         });
       }),
       params(),
