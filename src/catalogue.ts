@@ -49,7 +49,15 @@ export interface OperationSpec {
 
 const audience: readonly BuiltInBudget[] = ["audience"];
 
-/** The operations of spec §4, plus article create/edit (needs `content: write`). */
+/**
+ * The operations of spec §4, plus article create/edit (needs `content: write`): the catalogue every
+ * config starts from. Hosts add operations, or replace one by its id, through `operations` in
+ * `defineConfig`.
+ *
+ * @example
+ * const events = defaultOperations.find((op) => op.id === "events.list");
+ * const config = defineConfig({ operations: [{ ...events!, needs: "insights: read" }] });
+ */
 export const defaultOperations: readonly OperationSpec[] = [
   { id: "rateLimit.get", method: "GET", path: "/rate-limit" },
   { id: "me.get", method: "GET", path: "/me", needs: "account: read" },

@@ -10,6 +10,10 @@ export class PolicyConfigError extends Error {
   /** The offending field, as a dotted path (`budgets.general.limit`, `operations[2].needs`). */
   readonly field: string;
 
+  /**
+   * @param field - the offending field, as a dotted path.
+   * @param problem - what it must be, e.g. `must be a whole number ≥ 1; got 0`.
+   */
   constructor(field: string, problem: string) {
     super(`newsletter-policy: ${field} ${problem}`);
     this.name = "PolicyConfigError";

@@ -204,7 +204,7 @@ export function evaluate(request: unknown, state: PolicyState): { decision: Deci
  *
  * @param usage - the current counters.
  * @param decision - the allowed decision that counted toward the cap.
- * @param now - ms since the epoch (unused by the snapshot; kept for symmetry with stores).
+ * @param now - ms since the epoch: an idempotency record that has expired by then is left alone.
  * @returns the next counters; the same object when nothing was released.
  * @example
  * if (sendFailed) usage = release(usage, decision, Date.now());

@@ -9,7 +9,6 @@ export { defineConfig } from "./config.js";
 export { credentialFromScopes } from "./oauth.js";
 export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
-export { rateLimitHeaders } from "./render.js";
 
 export type { Usage, PolicyState } from "./evaluate.js";
 export type { Policy, CreatePolicyOptions } from "./policy.js";

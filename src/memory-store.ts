@@ -38,28 +38,62 @@ export class MemoryStore implements PolicyStore, CounterTx {
     this.sweepEvery = options.sweepEvery ?? 10_000;
   }
 
-  /** Checks and charges one request, all or nothing. */
+  /**
+   * Checks and charges one request, all or nothing; synchronous, so atomic within the process.
+   *
+   * @param request - every budget, the idempotency key and the cap of one request (built by `createPolicy`).
+   * @returns what was charged, or why not, with each budget's window after the call.
+   * @example
+   * const outcome = store.charge({ id: "req_1", now: Date.now(), budgets: [{ key: "b:general", limit: 600, windowMs: 60_000 }], refused: false });
+   */
   charge(request: ChargeRequest): ChargeOutcome {
     if (++this.charges >= this.sweepEvery) this.sweep(request.now);
     return runCharge(this, request);
   }
 
-  /** Uncounts one cap charge; true when it was still counted. */
+  /**
+   * Uncounts one cap charge and lets its idempotency key count again; idempotent.
+   *
+   * @param ticket - `decision.release` of an allowed send, schedule or test send.
+   * @param now - ms since the epoch (an expired idempotency record is left alone).
+   * @returns true when the charge was still counted.
+   * @example
+   * if (decision.release) store.release(decision.release, Date.now());
+   */
   release(ticket: ReleaseTicket, now: number): boolean {
     return runRelease(this, ticket, now);
   }
 
-  /** Reads budgets without charging. */
+  /**
+   * Reads budgets without charging, for `GET /rate-limit`.
+   *
+   * @param budgets - the budgets to read.
+   * @param now - ms since the epoch.
+   * @returns one reading per budget; `{ count: 0, resetAt: 0 }` when no window is open.
+   * @example
+   * const [general] = store.read([{ key: "b:general", limit: 600, windowMs: 60_000 }], Date.now());
+   */
   read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
     return budgets.map((b) => readWindow(this, b.key, b.windowMs, now));
   }
 
-  /** Entries held: open windows, cap days and idempotency records (for tests and metrics). */
+  /**
+   * Entries held: open windows, cap days and idempotency records (for tests and metrics).
+   *
+   * @example
+   * metrics.gauge("policy.memory_store.entries", store.size);
+   */
   get size(): number {
     return this.windows.size + this.caps.size + this.keys.size;
   }
 
-  /** Forgets every entry that has expired by `now`. Runs by itself every `sweepEvery` charges. */
+  /**
+   * Forgets every entry that has expired by `now`. Runs by itself every `sweepEvery` charges.
+   *
+   * @param now - ms since the epoch.
+   * @example
+   * setInterval(() => store.sweep(Date.now()), 60_000).unref(); // for a quiet process
+   */
   sweep(now: number): void {
     this.charges = 0;
     for (const [key, entry] of this.windows) if (now >= entry.expiresAt) this.windows.delete(key);

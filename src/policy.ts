@@ -27,14 +27,43 @@ export interface CreatePolicyOptions {
   onStoreError?: (error: unknown, decision: Decision) => void;
 }
 
-/** A policy over a store. */
+/** A policy over a store: what {@link createPolicy} returns. */
 export interface Policy {
-  /** Decides one request and charges it, all or nothing. Never rejects for a refusal. */
+  /**
+   * Decides one request and charges it, all or nothing (plan → charge → render).
+   *
+   * @param request - the untrusted {@link PolicyRequest} built from the HTTP request; any shape is
+   *   answered (a malformed one with 400 `invalid_request`), never thrown.
+   * @param who - the credential and its owner's current roles, from the host's authentication.
+   * @returns the decision: set `headers` on every response; when `allowed` is false answer with
+   *   `status` and `body`. Never rejects for a refusal; a store failure is a 503 decision (or fails open).
+   * @throws PolicyConfigError for host mistakes only: a credential or roles that are not what they must be, a clock that is not finite.
+   * @example
+   * const decision = await policy.check({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" }, { credential, roles: { nl_1: "owner" } });
+   * if (!decision.allowed) return reply(decision.status, decision.headers, decision.body);
+   */
   check(request: unknown, who: Who): Promise<Decision>;
-  /** Uncounts the daily-cap charge of an allowed send, schedule or test send that failed downstream. */
+  /**
+   * Uncounts the daily-cap charge of an allowed send, schedule or test send that then failed
+   * downstream (spec §8: a refused send counts for nothing). Releasing twice uncounts once.
+   *
+   * @param decision - the allowed decision (its `release` ticket); any other decision is a no-op.
+   * @returns true when the charge was still counted and is now released.
+   * @example
+   * try { await deliver(article); } catch (error) { await policy.release(decision); throw error; }
+   */
   release(decision: Pick<Decision, "release">): Promise<boolean>;
-  /** The JSON for `GET /rate-limit`: every budget's figures, the same numbers as the headers. */
+  /**
+   * The JSON body of `GET /rate-limit` (spec §4): every budget's limit, remaining and reset, the
+   * same numbers the headers give. Reads without charging.
+   *
+   * @param credential - whose budgets.
+   * @returns `{ budgets: { general: { limit, remaining, reset }, audience: {…}, write: {…} } }`.
+   * @example
+   * if (decision.operation === "rateLimit.get") res.end(JSON.stringify(await policy.status(credential)));
+   */
   status(credential: Credential): Promise<RateLimitStatus>;
+  /** The validated config the policy decides with. */
   readonly config: PolicyConfig;
 }
 
