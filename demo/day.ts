@@ -68,14 +68,19 @@ let now = 0;
 let n = 0;
 const policy = createPolicy({ store: new MemoryStore(), config, clock: () => now, generateId: () => String(++n).padStart(4, "0") });
 
-const rows: string[][] = [["time", "who", "request", "status", "code", "param / allowed_values", "Limit", "Remaining", "Reset", "Retry-After", "note"]];
+const rows: string[][] = [["time", "who", "request", "status", "code", "param / allowed_values", "Policy", "Limit", "Remaining", "Reset", "Retry-After", "note"]];
+// RateLimit-Policy is long: the table names its budgets, and each distinct header is printed whole below
+const policies = new Map<string, string>();
+const budgetsOf = (header: string) => [...header.matchAll(/"([^"]+)"/g)].map((m) => m[1]).join("+");
 for (const [at, credential, request, note] of day) {
   now = Date.parse(`2026-11-23T${at}Z`);
   const d = await policy.check(request, { credential, roles: roles[credential.id]! });
   const e = d.body?.error;
   const detail = e ? [e.param, e.allowed_values?.join("|")].filter(Boolean).join(" ") : d.view === "reader" ? "(reader view)" : "";
   const h = d.headers;
-  rows.push([at, credential.id, `${request.method} ${request.path}`.slice(0, 58), String(d.status), e?.code ?? "-", detail, h["RateLimit-Limit"] ?? "", h["RateLimit-Remaining"] ?? "", h["RateLimit-Reset"] ?? "", h["Retry-After"] ?? "", note ?? ""]);
+  const policyHeader = h["RateLimit-Policy"] ?? "";
+  policies.set(budgetsOf(policyHeader), policyHeader);
+  rows.push([at, credential.id, `${request.method} ${request.path}`.slice(0, 58), String(d.status), e?.code ?? "-", detail, budgetsOf(policyHeader), h["RateLimit-Limit"] ?? "", h["RateLimit-Remaining"] ?? "", h["RateLimit-Reset"] ?? "", h["Retry-After"] ?? "", note ?? ""]);
 }
 
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -83,4 +88,6 @@ const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ");
 console.log(line(rows[0]!));
 console.log(widths.map((w) => "-".repeat(w)).join("  "));
 for (const r of rows.slice(1)) console.log(line(r));
+console.log("\nRateLimit-Policy headers sent:");
+for (const [budgets, header] of policies) console.log(`  ${budgets.padEnd(22)} RateLimit-Policy: ${header}`);
 console.log(`\nGET /rate-limit for ${ownerKey.id} at 12:00:08:`, JSON.stringify(await policy.status(ownerKey)));
