@@ -53,6 +53,19 @@ const expect = (want: number) => (got: number) => {
 console.log(`node ${process.version}; ${ROUNDS} rounds of ${N.toLocaleString("en")} decisions, median round\n`);
 
 const evalAllowed = await measure("evaluate: allowed audience read (immer snapshot)", N, chain(big, allowedRead, expect(200)));
+{
+  // one snapshot shared by 5 000 credentials (a pure reducer or actor holding a whole tenant)
+  const many: Credential[] = Array.from({ length: 5_000 }, (_, i) => ({ ...reader, id: `key_${i}` }));
+  let usage: Usage = emptyUsage();
+  for (const credential of many) usage = evaluate(allowedRead, { credential, roles, usage, now: T0, config: big }).usage;
+  let t = T0;
+  await measure("evaluate: allowed read, 5 000 credentials in the snapshot", N / 4, (i) => {
+    t += 1;
+    const r = evaluate(allowedRead, { credential: many[i % many.length]!, roles, usage, now: t, config: big });
+    usage = r.usage;
+    expect(200)(r.decision.status);
+  });
+}
 const evalForbidden = await measure("evaluate: refused 403 insufficient_scope #1 (charged)", N, chain(big, forbidden, expect(403)));
 {
   const first = evaluate(audienceRead, { credential: reader, roles, usage: emptyUsage(), now: T0, config: spent });

@@ -6,19 +6,55 @@ import { freeze, produce } from "immer";
 import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { runCharge, runRelease } from "./charge.js";
 import { PolicyConfigError } from "./errors.js";
+import { fnv1a } from "./hash.js";
 import { chargeRequest, subjectOf } from "./keys.js";
 import { plan } from "./plan.js";
 import { render } from "./render.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 import type { Credential, Decision, ReleaseTicket, Roles } from "./types.js";
 
-/** The counters of the pure API: an immutable snapshot, replaced (never changed) by `evaluate`. */
+/** Records of one kind in two levels of 16 buckets, by a hash of their key (see {@link Usage}). */
+export type Buckets<T> = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, T>>>>>>;
+
+/**
+ * The counters of the pure API: an immutable snapshot, replaced (never changed) by `evaluate`.
+ * Budget windows and idempotency records, which grow with the credentials a snapshot has seen, are
+ * kept in two levels of 16 buckets by a hash of their key: a change copies two bucket indexes of at
+ * most 16 entries and one bucket of about n / 256 records, not every record, so `evaluate` costs
+ * about the same with 2 or 10 000 credentials in one snapshot. Read them with the snapshot as a
+ * whole; their layout is not part of the API.
+ */
 export interface Usage {
   /** Counts changes; part of derived request ids, so that two identical requests get two ids. */
   readonly seq: number;
-  readonly windows: Readonly<Record<string, WindowRecord>>;
+  readonly windows: Buckets<WindowRecord>;
   readonly caps: Readonly<Record<string, { readonly day: number; readonly members: readonly string[] }>>;
-  readonly keys: Readonly<Record<string, KeyRecord>>;
+  readonly keys: Buckets<KeyRecord>;
+}
+
+function bucketsOf(key: string): [string, string] {
+  const h = fnv1a(key);
+  return [String(h & 15), String((h >>> 4) & 15)];
+}
+
+function own<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** The record stored under `key`, wherever its bucket is. */
+export function recordIn<T>(buckets: Buckets<T>, key: string): T | undefined {
+  const [outer, inner] = bucketsOf(key);
+  return own(own(own(buckets, outer), inner), key);
+}
+
+function writeIn<T>(buckets: Record<string, Record<string, Record<string, T>>>, key: string, record: T): void {
+  const [outer, inner] = bucketsOf(key);
+  ((buckets[outer] ??= {})[inner] ??= {})[key] = record;
+}
+
+/** Every record of a bucketed kind, for tests and inspection. */
+export function recordsIn<T>(buckets: Buckets<T>): [string, T][] {
+  return Object.values(buckets).flatMap((inner) => Object.values(inner).flatMap((records) => Object.entries(records)));
 }
 
 /** Everything `evaluate` reads. */
@@ -90,12 +126,10 @@ class SnapshotTx implements CounterTx {
   }
 
   window(key: string): WindowRecord | undefined {
-    return Object.hasOwn(this.usage.windows, key) ? this.usage.windows[key] : undefined;
+    return recordIn(this.usage.windows, key);
   }
   setWindow(key: string, record: WindowRecord): void {
-    this.writes.push((d) => {
-      d.windows[key] = record;
-    });
+    this.writes.push((d) => writeIn(d.windows, key, record));
   }
   capCount(cap: CapCharge): number {
     const entry = Object.hasOwn(this.usage.caps, cap.key) ? this.usage.caps[cap.key] : undefined;
@@ -117,12 +151,10 @@ class SnapshotTx implements CounterTx {
     return true;
   }
   keyRecord(key: string): KeyRecord | undefined {
-    return Object.hasOwn(this.usage.keys, key) ? this.usage.keys[key] : undefined;
+    return recordIn(this.usage.keys, key);
   }
   setKeyRecord(key: string, record: KeyRecord): void {
-    this.writes.push((d) => {
-      d.keys[key] = record;
-    });
+    this.writes.push((d) => writeIn(d.keys, key, record));
   }
   nextMember(): string {
     return `m${++this.seq}`;
@@ -139,17 +171,10 @@ class SnapshotTx implements CounterTx {
   }
 }
 
-/** FNV-1a, 52 bits: a short stable id derived from the inputs (DESIGN §14). */
+/** 64 bits of two FNV-1a hashes: a short stable id derived from the inputs (DESIGN §14). */
 function derivedId(parts: readonly (string | number)[]): string {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
   const text = parts.join("\u0000");
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 16777619);
-    h2 = Math.imul(h2 ^ c, 2246822519);
-  }
-  return ((h1 >>> 0).toString(16).padStart(8, "0") + (h2 >>> 0).toString(16).padStart(8, "0")).slice(0, 16);
+  return fnv1a(text).toString(16).padStart(8, "0") + fnv1a(text, 0x01000193, 2246822519).toString(16).padStart(8, "0");
 }
 
 /** The parts of a descriptor that tell two requests apart, as text for a derived id. Reads strings only, so it never throws. */

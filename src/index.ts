@@ -10,7 +10,7 @@ export { credentialFromScopes } from "./oauth.js";
 export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
 
-export type { Usage, PolicyState } from "./evaluate.js";
+export type { Usage, PolicyState, Buckets } from "./evaluate.js";
 export type { Policy, CreatePolicyOptions } from "./policy.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
 export type { PolicyConfig, PolicyOptions, BudgetOptions, BudgetSpec } from "./config.js";
