@@ -37,8 +37,8 @@ end
 `;
 
 /**
- * KEYS: seq, memo (this call's nonce), budget_1..budget_n, [idempotency record], [cap key without the day].
- * ARGV: 1 clock (h|r), 2 now, 3 unused, 4 memo ttl ms ('0': no retries, nothing to remember), 5 n, 6 refused (1|0),
+ * KEYS: seq, memo hash (this store's, this time slot's), budget_1..budget_n, [idempotency record], [cap key without the day].
+ * ARGV: 1 clock (h|r), 2 now, 3 this call's nonce, 4 memo hash ttl ms ('0': no retries, nothing to remember), 5 n, 6 refused (1|0),
  *   7 fingerprint ('' = no idempotency key), 8 key ttl ms, 9 day, 10 cap limit ('' = no cap),
  *   11 day end ms, 12 day offset ms, 13 cap grace ms, 14 seq ttl ms, 15 expiry slack ms,
  *   then limit_i, window_i.
@@ -47,9 +47,14 @@ end
  *   r (cap_reached: a = count).
  */
 export const CHARGE = script(`${NOW}
--- this call was sent before (the store retried after a timeout): answer it as it was answered
-local memo = redis.call('GET', KEYS[2])
-if memo then return cjson.decode(memo) end
+-- this call was sent before (the store retried after a timeout): answer it as it was answered.
+-- Memos are fields of one hash per store and time slot (KEYS[2]), named by the call's nonce (ARGV[3]).
+local memo = redis.call('HGET', KEYS[2], ARGV[3])
+if memo then
+  local res = {}
+  for part in string.gmatch(memo, '([^\\31]*)\\31') do res[#res + 1] = part end
+  return res
+end
 
 local n = tonumber(ARGV[5])
 local slack = tonumber(ARGV[15])
@@ -80,7 +85,11 @@ end
 if spent then return reply('s', '', '') end
 
 local function remember(res)
-  if ARGV[4] ~= '0' then redis.call('SET', KEYS[2], cjson.encode(res), 'PX', ARGV[4]) end
+  if ARGV[4] ~= '0' then
+    -- each part ends with byte 31 (no reply part holds a control character); the hash expires as a whole
+    redis.call('HSET', KEYS[2], ARGV[3], table.concat(res, '\\31') .. '\\31')
+    redis.call('PEXPIRE', KEYS[2], ARGV[4], 'NX')
+  end
   return res
 end
 

@@ -152,8 +152,11 @@ describe("nothing is counted twice when a call times out and is retried with the
     expect(await redis.keys(`${p}r:*`)).toEqual([]);
     const remembering = new RedisStore({ redis: ioredisCall(redis), prefix: p, dedupeMs: 5_000 });
     await remembering.charge({ id: "req_memo", now: T0, budgets, refused: false });
-    const [memo] = await redis.keys(`${p}r:*`);
-    expect(await redis.pttl(memo!)).toBeLessThanOrEqual(5_000);
+    await remembering.charge({ id: "req_memo_2", now: T0 + 1, budgets, refused: false });
+    const memos = await redis.keys(`${p}r:*`);
+    expect(memos).toHaveLength(1); // one hash per store and slot, a field per call
+    expect(await redis.hlen(memos[0]!)).toBe(2);
+    expect(await redis.pttl(memos[0]!)).toBeLessThanOrEqual(10_000);
   });
 });
 
