@@ -219,8 +219,9 @@ export function evaluate(request: unknown, state: PolicyState): { decision: Deci
   const tx = new SnapshotTx(usage);
   const subject = subjectOf(credential);
   const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(request), now, usage.seq]));
-  const outcome = runCharge(tx, chargeRequest(planned, subject, config, now, requestId));
-  return { decision: render(planned, outcome, config, now, requestId, subject), usage: tx.commit() };
+  const charge = chargeRequest(planned, subject, config, now, requestId);
+  const outcome = runCharge(tx, charge);
+  return { decision: render(planned, charge, outcome, config, now, requestId), usage: tx.commit() };
 }
 
 /**

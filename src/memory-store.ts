@@ -4,7 +4,7 @@
  * forgotten, so memory stays bounded as credentials come and go.
  */
 import { readWindow, runCharge, runRelease } from "./charge.js";
-import type { BudgetCharge, CapCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
 interface Expiring {
@@ -25,7 +25,7 @@ export interface MemoryStoreOptions {
  * @example
  * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
  */
-export class MemoryStore implements PolicyStore, CounterTx {
+export class MemoryStore implements PolicyStore {
   private readonly windows = new Map<string, WindowRecord & Expiring>();
   private readonly caps = new Map<string, { day: number; members: Set<string> } & Expiring>();
   private readonly keys = new Map<string, KeyRecord>();
@@ -48,7 +48,7 @@ export class MemoryStore implements PolicyStore, CounterTx {
    */
   charge(request: ChargeRequest): ChargeOutcome {
     if (++this.charges >= this.sweepEvery) this.sweep(request.now);
-    return runCharge(this, request);
+    return runCharge(this.tx, request);
   }
 
   /**
@@ -61,7 +61,7 @@ export class MemoryStore implements PolicyStore, CounterTx {
    * if (decision.release) store.release(decision.release, Date.now());
    */
   release(ticket: ReleaseTicket, now: number): boolean {
-    return runRelease(this, ticket, now);
+    return runRelease(this.tx, ticket, now);
   }
 
   /**
@@ -74,7 +74,7 @@ export class MemoryStore implements PolicyStore, CounterTx {
    * const [general] = store.read([{ key: "b:general", limit: 600, windowMs: 60_000 }], Date.now());
    */
   read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
-    return budgets.map((b) => readWindow(this, b.key, b.windowMs, now));
+    return budgets.map((b) => readWindow(this.tx, b.key, b.windowMs, now));
   }
 
   /**
@@ -101,42 +101,29 @@ export class MemoryStore implements PolicyStore, CounterTx {
     for (const [key, entry] of this.keys) if (now >= entry.expiresAt) this.keys.delete(key);
   }
 
-  // CounterTx: the charge algorithm's view of these Maps.
-
-  /** @internal */
-  window(key: string): WindowRecord | undefined {
-    return this.windows.get(key);
-  }
-  /** @internal */
-  setWindow(key: string, record: WindowRecord, windowMs: number): void {
-    this.windows.set(key, { start: record.start, count: record.count, expiresAt: record.start + windowMs });
-  }
-  /** @internal */
-  capCount(cap: CapCharge): number {
-    const entry = this.caps.get(cap.key);
-    return entry !== undefined && entry.day === cap.day ? entry.members.size : 0;
-  }
-  /** @internal */
-  addCapMember(cap: CapCharge, member: string): void {
-    const entry = this.caps.get(cap.key);
-    if (entry !== undefined && entry.day === cap.day) entry.members.add(member);
-    else this.caps.set(cap.key, { day: cap.day, members: new Set([member]), expiresAt: cap.resetAt });
-  }
-  /** @internal */
-  removeCapMember(key: string, day: number, member: string): boolean {
-    const entry = this.caps.get(key);
-    return entry !== undefined && entry.day === day && entry.members.delete(member);
-  }
-  /** @internal */
-  keyRecord(key: string): KeyRecord | undefined {
-    return this.keys.get(key);
-  }
-  /** @internal */
-  setKeyRecord(key: string, record: KeyRecord): void {
-    this.keys.set(key, record);
-  }
-  /** @internal */
-  nextMember(): string {
-    return `m${++this.members}`;
-  }
+  /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
+  private readonly tx: CounterTx = {
+    window: (key) => this.windows.get(key),
+    setWindow: (key, record, windowMs) => {
+      this.windows.set(key, { start: record.start, count: record.count, expiresAt: record.start + windowMs });
+    },
+    capCount: (cap) => {
+      const entry = this.caps.get(cap.key);
+      return entry !== undefined && entry.day === cap.day ? entry.members.size : 0;
+    },
+    addCapMember: (cap, member) => {
+      const entry = this.caps.get(cap.key);
+      if (entry !== undefined && entry.day === cap.day) entry.members.add(member);
+      else this.caps.set(cap.key, { day: cap.day, members: new Set([member]), expiresAt: cap.resetAt });
+    },
+    removeCapMember: (key, day, member) => {
+      const entry = this.caps.get(key);
+      return entry !== undefined && entry.day === day && entry.members.delete(member);
+    },
+    keyRecord: (key) => this.keys.get(key),
+    setKeyRecord: (key, record) => {
+      this.keys.set(key, record);
+    },
+    nextMember: () => `m${++this.members}`,
+  };
 }

@@ -114,15 +114,16 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
       const planned = plan(config, request, credential, who.roles);
       const requestId = requestIdOf(planned.requestId, generateId);
       const subject = subjectOf(credential);
+      const charge = chargeRequest(planned, subject, config, t, requestId);
       let outcome: ChargeOutcome;
       try {
-        outcome = await store.charge(chargeRequest(planned, subject, config, t, requestId));
+        outcome = await store.charge(charge);
       } catch (error) {
         const decision = storeFailed(planned, config, t, requestId, describe(error), failOpen);
         options.onStoreError?.(error, decision);
         return decision;
       }
-      return render(planned, outcome, config, outcome.now ?? t, requestId, subject);
+      return render(planned, charge, outcome, config, outcome.now ?? t, requestId);
     },
     async release(decision) {
       if (decision?.release === undefined) return false;

@@ -4,9 +4,9 @@
  */
 import type { BudgetSpec, PolicyConfig } from "./config.js";
 import type { Plan, Refusal } from "./plan.js";
-import type { ChargeOutcome, WindowReading } from "./store.js";
+import type { ChargeOutcome, ChargeRequest, WindowReading } from "./store.js";
 import type { BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, ReleaseTicket } from "./types.js";
-import { capKey, dayOf, idempotencyKey } from "./keys.js";
+import { dayOf } from "./keys.js";
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
 const REPLAYED: Reason = Object.freeze({ rule: "allowed", replay: true });
@@ -99,8 +99,11 @@ function refused(base: Base, status: number, body: { error: ErrorObject }, reaso
   };
 }
 
-/** The decision for a planned request and the store's outcome. */
-export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig, now: number, requestId: string, subject: string): Decision {
+/**
+ * The decision for a planned request, what was asked of the store and what it did. `now` is the
+ * time the store decided at (its own clock's, when it reports one).
+ */
+export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome, config: PolicyConfig, now: number, requestId: string): Decision {
   const headers = rateLimitHeaders(plan, outcome.windows, now);
   const base: Base = { plan, requestId, headers };
   const charged = { budgets: outcome.kind === "budget_spent" ? NONE : plan.budgets.map((b) => b.name), caps: NONE };
@@ -156,14 +159,16 @@ export function render(plan: Plan, outcome: ChargeOutcome, config: PolicyConfig,
   if (outcome.member !== undefined) {
     const cap = plan.cap!;
     charged.caps = [cap];
-    decision.release = releaseTicket(cap, subject, plan, config, now, outcome.member);
+    decision.release = releaseTicket(charge, outcome.member, outcome.now === undefined ? undefined : dayOf(outcome.now, config.dayOffsetMs).day);
   }
   return decision;
 }
 
-function releaseTicket(cap: CapName, subject: string, plan: Plan, config: PolicyConfig, now: number, member: string): ReleaseTicket {
-  const ticket = { cap, key: capKey(cap, subject, plan.newsletter!), day: dayOf(now, config.dayOffsetMs).day, member };
-  return plan.idempotencyKey === undefined ? ticket : { ...ticket, idempotencyKey: idempotencyKey(subject, plan.idempotencyKey) };
+/** The ticket `release` needs: the cap charge as the store made it (its day by the store's clock, when it has one). */
+function releaseTicket(charge: ChargeRequest, member: string, storeDay: number | undefined): ReleaseTicket {
+  const cap = charge.cap!;
+  const ticket = { cap: cap.name, key: cap.key, day: storeDay ?? cap.day, member };
+  return charge.idempotency === undefined ? ticket : { ...ticket, idempotencyKey: charge.idempotency.key };
 }
 
 /**
