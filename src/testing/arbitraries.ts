@@ -394,9 +394,9 @@ export interface TraceArbitraryOptions {
  * @param options - `minSteps`/`maxSteps` (default 20/300), `maxCredentials` (default 3), `config`, `focus`, start range.
  * @returns an arbitrary of {@link Trace}.
  * @example
- * fc.assert(fc.asyncProperty(arbTrace(), async (trace) => {
- *   const log = await runTrace(trace, createPolicyDriver(() => new MemoryStore()));
- *   return log.every((entry) => entry.decision.headers["RateLimit-Limit"] !== undefined);
+ * await fc.assert(fc.asyncProperty(arbTrace(), async (trace) => {
+ *   const log = await runPolicyTrace(trace, new MemoryStore());
+ *   return log.every((entry) => entry.kind !== "request" || entry.decision.headers["RateLimit-Limit"] !== undefined);
  * }));
  */
 export function arbTrace(options: TraceArbitraryOptions = {}): fc.Arbitrary<Trace> {

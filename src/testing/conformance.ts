@@ -120,11 +120,14 @@ function kit(start: number, prefix: string) {
  * @param options - `cleanup` hook, `numRuns` (default 50), `seed`, `maxSteps` (default 150), `startTime`, `timeout`.
  * @example
  * // test/redis-store.test.ts
+ * import { Redis } from "ioredis";
  * import { describeStoreConformance } from "newsletter-policy/testing";
  * import { RedisStore } from "newsletter-policy/redis";
  *
- * describeStoreConformance("RedisStore", async () => new RedisStore({ redis: await connect() }), {
- *   cleanup: async (store) => store.close(),
+ * const redis = new Redis();
+ * let n = 0;
+ * describeStoreConformance("RedisStore", () => new RedisStore({ redis: (c, a) => redis.call(c, a), prefix: `conformance:${++n}:` }), {
+ *   cleanup: async () => { const keys = await redis.keys("conformance:*"); if (keys.length) await redis.del(...keys); },
  *   numRuns: 30,
  *   seed: 42,
  * });
