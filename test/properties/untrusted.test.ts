@@ -70,7 +70,7 @@ describe("invariants: untrusted descriptors (DESIGN §10)", () => {
     );
   }, TIMEOUT);
 
-  it("repeated and comma-separated query values decide alike, as a query string or a query object", () => {
+  it("repeated, comma-separated and bracketed (name[], name[0]) query values decide alike, as a query string or a query object", () => {
     const values = fc.array(fc.constantFrom("sent", "draft", "scheduled", "public", "private", "subscriber", "t_1"), { minLength: 1, maxLength: 3 });
     fc.assert(
       fc.property(
@@ -86,6 +86,10 @@ describe("invariants: untrusted descriptors (DESIGN §10)", () => {
             { method: "GET", path: `${path}?${name}=${encodeURIComponent(list.join(", "))}` },
             { method: "GET", path, query: { [name]: list } },
             { method: "GET", path, query: { [name]: list.join(",") } },
+            // qs-style names are the same parameter to Express and Fastify (spec §7 #4–#7 must hold for them)
+            { method: "GET", path: `${path}?${list.map((v) => `${name}[]=${v}`).join("&")}` },
+            { method: "GET", path: `${path}?${list.map((v, i) => `${name}%5B${i}%5D=${v}`).join("&")}` },
+            { method: "GET", path, query: { [`${name}[]`]: list } },
           ];
           const [first, ...rest] = forms.map((request) => gist(evaluate(request, { credential, roles, usage: emptyUsage(), now: 0 }).decision));
           for (const other of rest) expect(other).toEqual(first);
