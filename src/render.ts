@@ -5,7 +5,7 @@
 import type { BudgetSpec, PolicyConfig } from "./config.js";
 import type { Plan, Refusal } from "./plan.js";
 import type { ChargeOutcome, ChargeRequest, WindowReading } from "./store.js";
-import type { BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, ReleaseTicket } from "./types.js";
+import type { AllowedDecision, BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, ReleaseTicket } from "./types.js";
 import { dayOf } from "./keys.js";
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
@@ -77,6 +77,21 @@ function refusedByPlan(base: Base, config: PolicyConfig, refusal: Refusal, charg
   return refused(base, refusal.status, body, refusal.reason, charged);
 }
 
+function allowed(base: Base, reason: Reason, charged: Decision["charged"]): AllowedDecision {
+  const { plan } = base;
+  return {
+    allowed: true,
+    status: 200,
+    headers: base.headers,
+    operation: plan.operation?.id,
+    view: plan.view,
+    newsletter: plan.newsletter,
+    charged,
+    requestId: base.requestId,
+    reason,
+  };
+}
+
 interface Base {
   plan: Plan;
   requestId: string;
@@ -145,17 +160,7 @@ export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome
     return refused(base, 429, body, { rule: "daily_cap", cap, limit, count: outcome.count, resetAt }, charged);
   }
 
-  const decision: Decision = {
-    allowed: true,
-    status: 200,
-    headers,
-    operation: plan.operation?.id,
-    view: plan.view,
-    newsletter: plan.newsletter,
-    charged,
-    requestId,
-    reason: outcome.replay ? REPLAYED : ALLOWED,
-  };
+  const decision = allowed(base, outcome.replay ? REPLAYED : ALLOWED, charged);
   if (outcome.member !== undefined) {
     const cap = plan.cap!;
     charged.caps = [cap];
@@ -196,15 +201,5 @@ export function storeFailed(plan: Plan, config: PolicyConfig, now: number, reque
     const message = "The rate-limit store is unavailable, so this request cannot be counted. Retry shortly.";
     return refused(base, 503, errorBody(config, "service_unavailable", message, requestId), reason, NOTHING);
   }
-  return {
-    allowed: true,
-    status: 200,
-    headers: base.headers,
-    operation: plan.operation?.id,
-    view: plan.view,
-    newsletter: plan.newsletter,
-    charged: NOTHING,
-    requestId,
-    reason,
-  };
+  return allowed(base, reason, NOTHING);
 }
