@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { release, type Usage } from "../../src/index.js";
 import { arbTrace, runPureTrace, type TraceEntry } from "../../src/testing/index.js";
-import { OPERATIONS, isCap429, requests, validKey, whose } from "./model.js";
+import { OPERATIONS, fingerprintOf, isBudget429, isCap429, isPlanRefusal, requests, validKey, whose } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
 
 const CAPS = { ...TRACE, focus: "caps" as const };
@@ -62,25 +62,30 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
         };
         const log = runPureTrace(trace);
         const byDecision = new Map(requests(log).map((e) => [e.decision, e] as const));
+        // spec §8: dispatches per newsletter across all credentials, test sends per credential. The
+        // model names the scope itself (found by mutation testing: trusting the engine's own cap key
+        // let a per-credential dispatch cap, or a per-newsletter test-send cap, pass).
+        const scopeOf = (e: Extract<TraceEntry, { kind: "request" }>) =>
+          OPERATIONS.get(e.operation!)?.cap === "dispatch" ? `d:${e.decision.newsletter}` : `t:${whose(e.credential)}`;
         for (const entry of log) {
           if (entry.kind === "release" && entry.released !== undefined && entry.uncounted) {
-            const t = entry.released.release!;
-            slot(t.key, t.day).delete(byDecision.get(entry.released)!);
+            const from = byDecision.get(entry.released)!;
+            slot(scopeOf(from), entry.released.release!.day).delete(from);
           }
           if (entry.kind !== "request") continue;
           for (const [key, value] of Object.entries(entry.after!.caps)) expect(value.members.length, key).toBeLessThanOrEqual(capLimit(trace, key));
-          const ticket = entry.decision.release;
-          if (ticket !== undefined) {
-            const day = slot(ticket.key, dayOf(entry.now));
-            expect(day.size, `${entry.request.path}: counted below the size`).toBeLessThan(capLimit(trace, ticket.key));
+          if (entry.decision.release !== undefined) {
+            const scope = scopeOf(entry);
+            const day = slot(scope, dayOf(entry.now));
+            expect(day.size, `${entry.request.path}: counted below the size of ${scope}`).toBeLessThan(capLimit(trace, scope));
             day.add(entry);
           }
           if (isCap429(entry.decision)) {
             const reason = entry.decision.reason as Extract<typeof entry.decision.reason, { rule: "daily_cap" }>;
             expect(reason.count).toBe(reason.limit);
-            const key = entry.decision.newsletter !== undefined && OPERATIONS.get(entry.operation!)?.cap === "dispatch" ? "dispatch" : "testSend";
-            const matching = [...counted.entries()].filter(([id]) => id.endsWith(`@${dayOf(entry.now)}`) && id.startsWith(key === "dispatch" ? "d:" : "t:"));
-            expect(matching.some(([, set]) => set.size >= reason.limit), `${entry.request.path}: refused by a cap that is full`).toBe(true);
+            const scope = scopeOf(entry);
+            expect(reason.limit).toBe(capLimit(trace, scope));
+            expect(slot(scope, dayOf(entry.now)).size, `${entry.request.path}: refused by ${scope}, which must be full`).toBeGreaterThanOrEqual(reason.limit);
           }
         }
       }),
@@ -120,6 +125,40 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
             record.countedBy = entry.decision;
             recordOf.set(entry.decision, record);
           }
+        }
+      }),
+      params(),
+    );
+  }, TIMEOUT);
+
+  // Found by mutation testing: never detecting a conflict survived every property (only scripted
+  // cases caught it).
+  it("an Idempotency-Key reused on another method or path answers 409 conflict exactly when its record is live (per credential, 24 h); budgets charged, no cap", () => {
+    fc.assert(
+      fc.property(arbTrace(CAPS), (trace) => {
+        const records = new Map<string, { fingerprint: string; expiresAt: number }>();
+        for (const entry of requests(runPureTrace(trace))) {
+          const key = entry.request.idempotencyKey;
+          const op = OPERATIONS.get(entry.operation ?? "");
+          const where = `${entry.request.method} ${entry.request.path} with ${String(key)}`;
+          if (op === undefined || op.method === "GET" || !validKey(key) || isBudget429(entry.decision) || isPlanRefusal(entry.decision)) {
+            expect(entry.decision.status, where).not.toBe(409);
+            continue;
+          }
+          const id = `${whose(entry.credential)}\u0000${key}`;
+          const fingerprint = fingerprintOf(entry.request);
+          const record = records.get(id);
+          const live = record !== undefined && entry.now < record.expiresAt ? record : undefined;
+          const conflict = live !== undefined && live.fingerprint !== fingerprint;
+          expect(entry.decision.status === 409, where).toBe(conflict);
+          if (conflict) {
+            expect(entry.decision.body!.error).toMatchObject({ code: "conflict", param: "Idempotency-Key" });
+            expect(entry.decision.charged.budgets.length).toBeGreaterThan(0);
+            expect(entry.decision.charged.caps).toEqual([]);
+            expect(entry.after!.caps).toBe(entry.before!.caps);
+          }
+          // DESIGN §7: only an allowed write records its key, for 24 h from its first use
+          if (entry.decision.allowed && live === undefined) records.set(id, { fingerprint, expiresAt: entry.now + TTL_MS });
         }
       }),
       params(),

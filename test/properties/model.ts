@@ -3,7 +3,7 @@
  * src/: role caps, effective levels, reach, which budgets an operation belongs to, fixed budget
  * windows and the headers they give. The properties hold the engine to it.
  */
-import { defaultOperations, type Credential, type Decision, type Family, type Level, type OperationSpec, type PolicyOptions } from "../../src/index.js";
+import { defaultOperations, type Credential, type Decision, type Family, type Level, type OperationSpec, type PolicyOptions, type PolicyRequest } from "../../src/index.js";
 import { EXTRA_OPERATIONS, type Trace, type TraceEntry } from "../../src/testing/index.js";
 
 export const FAMILIES: readonly Family[] = ["content", "audience", "sending", "insights", "settings", "webhooks"];
@@ -181,3 +181,25 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** The values a request sends for a query parameter, as the spec's filters read them: repeated or comma-separated, trimmed. */
+export function queryValuesOf(request: PolicyRequest, name: string): string[] {
+  let raw: string[];
+  if (request.query !== undefined) {
+    const value = Object.hasOwn(request.query, name) ? request.query[name] : undefined;
+    raw = value === undefined ? [] : typeof value === "string" ? [value] : [...value];
+  } else {
+    const at = request.path.indexOf("?");
+    raw = at < 0 ? [] : new URLSearchParams(request.path.slice(at + 1)).getAll(name);
+  }
+  return raw.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+}
+
+/** DESIGN §7: what an Idempotency-Key is bound to: the method and the decoded path, without query or trailing slash. */
+export function fingerprintOf(request: PolicyRequest): string {
+  const path = request.path.split("?")[0]!.replace(/\/$/, "");
+  return `${request.method.toUpperCase()} ${path.split("/").map((s) => decodeURIComponent(s)).join("/")}`;
+}
+
+/** The decisions the plan makes before any counter (route, reach, permission, input). */
+export const isPlanRefusal = (d: Decision): boolean => ["malformed_request", "unknown_operation", "no_reach", "insufficient_scope", "invalid_input"].includes(d.reason.rule);

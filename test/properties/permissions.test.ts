@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, type Credential, type Grants } from "../../src/index.js";
 import { arbRequest, arbTrace, EXTRA_OPERATIONS, NEWSLETTER_IDS, PROTOTYPE_NAMES, ROLE_NAMES, runPureTrace } from "../../src/testing/index.js";
-import { FAMILIES, OPERATIONS, access, grantOf, isBudget429, rank, requests, roleCap } from "./model.js";
+import { FAMILIES, OPERATIONS, access, grantOf, isBudget429, queryValuesOf, rank, requests, roleCap } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
 
 const refusedForAccess = (status: number) => status === 403 || status === 404;
@@ -150,8 +150,65 @@ describe("invariants: permissions (spec §2, §5, §7 insufficient_scope)", () =
         const { decision } = evaluate(request, { credential: everything, roles, usage: emptyUsage(), now: 0, config: { budgets: { exports: { limit: 10, window: 60 } }, operations: [...EXTRA_OPERATIONS] } });
         if (op.needs === "account: read" || (!op.path.includes("{newsletter}") && op.needs === undefined)) return;
         expect(decision.status, `${request.method} ${request.path} newsletter=${request.newsletter}`).toBe(404);
+        // Found by mutation testing: a role lookup without hasOwn went unseen, because the grant check
+        // refused first. Granted as an own id, the name must still find no role on the prototype...
+        const named: Credential = { ...everything, newsletters: Object.defineProperty({ ...everything.newsletters }, name, { value: everything.newsletters[NEWSLETTER_IDS[0]!], enumerable: true }) };
+        const state = { credential: named, usage: emptyUsage(), now: 0, config: { budgets: { exports: { limit: 10, window: 60 } }, operations: [...EXTRA_OPERATIONS] } };
+        const unroled = evaluate(request, { ...state, roles }).decision;
+        expect(unroled.status).toBe(404);
+        // (a roles function is the host's own lookup: what it returns for the name is its business)
+        if (!asFunction) expect(unroled.reason).toMatchObject({ rule: "no_reach", cause: "no_role" });
+        // ... and an own role of that name is an ordinary role
+        const ownRole = Object.defineProperty({ ...owner }, name, { value: "owner", enumerable: true });
+        expect(evaluate(request, { ...state, roles: asFunction ? (n: string) => (Object.hasOwn(ownRole, n) ? ownRole[n] : undefined) : ownRole }).decision.status).not.toBe(404);
       }),
       params(5),
+    );
+  }, TIMEOUT);
+
+  // Found by mutation testing: dropping the expand check, or applying the reader filters to every
+  // credential, survived every property (the spec tables caught them only for their own examples).
+  it("filters and expand paths (spec §5.7, §7 #4–#7): a 403 for a filter exactly when the view is reader and a value is outside what a reader may send; for expand exactly when a path needs more than is held", () => {
+    fc.assert(
+      fc.property(arbTrace(TRACE), (trace) => {
+        for (const entry of requests(runPureTrace(trace))) {
+          const a = access(trace, entry);
+          if (a === undefined || a.levels === undefined || isBudget429(entry.decision)) continue;
+          const levels = a.levels;
+          const holds = (need: string) => {
+            if (need === "account: read") return entry.credential.account === true;
+            const [family, level] = need.split(": ") as [(typeof FAMILIES)[number], "read" | "write"];
+            return rank(levels[family]) >= rank(level);
+          };
+          if (a.op.needs !== undefined && !holds(a.op.needs)) continue; // #1/#2 decide first
+          const readOnly = FAMILIES.every((f) => levels[f] !== "write");
+          // the engine's order: the reader filters (in the catalogue's order), then expand paths
+          let want: { case: number; param: string; allowed: string[] | undefined } | undefined;
+          for (const [name, rule] of Object.entries(a.op.filters ?? {})) {
+            if (want !== undefined || !readOnly) break;
+            if (queryValuesOf(entry.request, name).some((v) => !rule.reader.includes(v))) {
+              want = { case: rule.specCase ?? (rule.reader.length === 0 ? 5 : 4), param: name, allowed: rule.reader.length === 0 ? undefined : [...rule.reader] };
+            }
+          }
+          const paths = a.op.expand ?? {};
+          for (const path of queryValuesOf(entry.request, "expand")) {
+            if (want !== undefined) break;
+            if (Object.hasOwn(paths, path) && !holds(paths[path]!)) {
+              const allowed = Object.keys(paths).filter((p) => holds(paths[p]!));
+              want = { case: 7, param: "expand", allowed: allowed.length === 0 ? undefined : allowed };
+            }
+          }
+          const reason = entry.decision.reason;
+          const got = reason.rule === "insufficient_scope" && reason.case >= 4 ? reason.case : undefined;
+          const where = `${entry.request.method} ${entry.request.path} ${JSON.stringify(entry.request.query ?? {})}, reader ${readOnly}`;
+          expect(got, where).toBe(want?.case);
+          if (want !== undefined) {
+            expect(entry.decision.body!.error.param, where).toBe(want.param);
+            expect(entry.decision.body!.error.allowed_values, where).toEqual(want.allowed);
+          }
+        }
+      }),
+      params(),
     );
   }, TIMEOUT);
 
