@@ -93,7 +93,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
     );
   }, TIMEOUT);
 
-  it("retries with one Idempotency-Key count once (until released or expired), and are never refused by the cap they counted toward", () => {
+  it("retries with one Idempotency-Key count once (until released or expired), and are never refused by the cap they counted toward; a released key counts again", () => {
     fc.assert(
       fc.property(arbTrace(CAPS), (trace) => {
         type KeyRecord = { expiresAt: number; fingerprint: string; countedBy: object | undefined };
@@ -109,13 +109,17 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
           const key = entry.request.idempotencyKey;
           if (!validKey(key) || OPERATIONS.get(entry.operation ?? "")?.method === "GET") continue;
           const id = `${whose(entry.credential)}\u0000${key}`;
-          const fingerprint = `${entry.request.method.toUpperCase()} ${entry.request.path.split("?")[0]!.replace(/\/$/, "")}`;
+          const fingerprint = fingerprintOf(entry.request);
           let record = records.get(id);
           if (record !== undefined && entry.now >= record.expiresAt) record = undefined;
-          if (record !== undefined && record.countedBy !== undefined && record.fingerprint === fingerprint) {
-            expect(isCap429(entry.decision), `retry of ${fingerprint} with ${key}`).toBe(false);
-          }
+          const countedAlready = record !== undefined && record.countedBy !== undefined && record.fingerprint === fingerprint;
+          if (countedAlready) expect(isCap429(entry.decision), `retry of ${fingerprint} with ${key}`).toBe(false);
           if (!entry.decision.allowed) continue;
+          // exactly: an allowed send counts unless its key already counts it; after a release it
+          // counts again (found by mutation testing: a release that left the key counted survived)
+          if (OPERATIONS.get(entry.operation ?? "")?.cap !== undefined) {
+            expect(entry.decision.charged.caps.length, `${fingerprint} with ${key}: counted already ${countedAlready}`).toBe(countedAlready ? 0 : 1);
+          }
           if (record === undefined) {
             record = { expiresAt: entry.now + TTL_MS, fingerprint, countedBy: undefined };
             records.set(id, record);
