@@ -1,7 +1,8 @@
 /**
  * Many processes, one set of budgets: 8 separate connections (4 ioredis, 4 node-redis), each with
  * its own RedisStore and policy as a server process would have, fire 16 000 requests at a budget of
- * 50 and at a daily dispatch cap of 25 (with and without retried Idempotency-Keys). Never more than the limit is admitted.
+ * 50 and at a daily dispatch cap of 25 (with and without retried Idempotency-Keys), then 4 000 sends that
+ * charge two budgets and the cap at once while SCRIPT FLUSH runs every few ms. Never more than the limit is admitted.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPolicy, type Decision, type Policy, type PolicyOptions } from "../../src/index.js";
@@ -60,7 +61,7 @@ function tally(decisions: Decision[]): Record<number, number> {
   return by;
 }
 
-describe(`concurrency: ${CONNECTIONS} connections, ${2 * PER_TEST + 4_000} requests, never more admitted than the limit`, () => {
+describe(`concurrency: ${CONNECTIONS} connections, ${2 * PER_TEST + 8_000} requests, never more admitted than the limit`, () => {
   it("spec §8 budget: general limit 50 per window, one credential, 6 000 requests from 8 processes → exactly 50 admitted", async () => {
     const credential = key({}, true, `key_budget`);
     const policies = processes({ budgets: { general: { limit: 50, window: 3_600 } } });
@@ -102,5 +103,33 @@ describe(`concurrency: ${CONNECTIONS} connections, ${2 * PER_TEST + 4_000} reque
     // every other admitted request is a replay of a key that already counted
     for (const d of decisions) if (d.allowed && d.release === undefined) expect(d.reason).toEqual({ rule: "allowed", replay: true });
     expect(decisions.filter((d) => d.allowed).length).toBe(40 * 25);
+  });
+
+  it("spec §8 budgets and the daily cap in one request, with SCRIPT FLUSH every few ms: 4 000 sends, write budget 10 for each of 4 credentials, dispatch cap 25 → exactly 25 admitted, 15 refused by the cap, none failed", async () => {
+    // nl_both: a newsletter of its own (the test above filled today's cap of nl_1)
+    const credentials = Array.from({ length: 4 }, (_, i) => key({ nl_both: { sending: "write" } }, false, `key_both_${i}`));
+    const policies = processes({ caps: { dispatch: { limit: 25 } }, budgets: { write: { limit: 10, window: 3_600 } } });
+    let flushing = true;
+    let flushes = 0;
+    const flusher = (async () => {
+      while (flushing) {
+        await admin.script("FLUSH");
+        flushes++;
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+    })();
+    const decisions = await fire(policies, 4_000, (i) => [post(`/articles/a_${i}/send`, { newsletter: "nl_both" }), { credential: credentials[i % 4]!, roles: { nl_both: "owner" } }]);
+    flushing = false;
+    await flusher;
+    const rules = decisions.reduce<Record<string, number>>((by, d) => ({ ...by, [d.reason.rule]: (by[d.reason.rule] ?? 0) + 1 }), {});
+    console.log(`budgets + cap with ${flushes} SCRIPT FLUSHes: ${decisions.length} requests, ${JSON.stringify(rules)}`);
+    expect(flushes).toBeGreaterThan(5);
+    expect(rules.store_unavailable).toBeUndefined();
+    // every request that passed the budgets charged them (10 per credential, 40 in all): the first 25 of
+    // those were admitted, the other 15 refused by the cap; the rest were refused by a spent budget
+    expect(rules.allowed).toBe(25);
+    expect(rules.daily_cap).toBe(15);
+    expect(rules.budget_spent).toBe(4_000 - 40);
+    for (const credential of credentials) expect((await policies[0]!.status(credential)).budgets.write).toMatchObject({ limit: 10, remaining: 0 });
   });
 });
