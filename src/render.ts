@@ -5,7 +5,7 @@
 import type { BudgetSpec, PolicyConfig } from "./config.js";
 import type { Plan, Refusal } from "./plan.js";
 import type { ChargeOutcome, ChargeRequest, WindowReading } from "./store.js";
-import type { AllowedDecision, BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, ReleaseTicket } from "./types.js";
+import type { AllowedDecision, BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, RefusedDecision, ReleaseTicket } from "./types.js";
 import { dayOf } from "./keys.js";
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
@@ -77,31 +77,22 @@ function refusedByPlan(base: Base, config: PolicyConfig, refusal: Refusal, charg
   return refused(base, refusal.status, body, refusal.reason, charged);
 }
 
-function allowed(base: Base, reason: Reason, charged: Decision["charged"]): AllowedDecision {
-  const { plan } = base;
-  return {
-    allowed: true,
-    status: 200,
-    headers: base.headers,
-    operation: plan.operation?.id,
-    view: plan.view,
-    newsletter: plan.newsletter,
-    charged,
-    requestId: base.requestId,
-    reason,
-  };
-}
-
 interface Base {
   plan: Plan;
   requestId: string;
   headers: Record<string, string>;
 }
 
-function refused(base: Base, status: number, body: { error: ErrorObject }, reason: Reason, charged: Decision["charged"]): Decision {
+/**
+ * The one decision builder: allowed without a body, refused with one. Both arms have the same
+ * fields in the same order (`body` undefined when allowed), so hosts' reads stay monomorphic.
+ */
+function decide(base: Base, reason: Reason, charged: Decision["charged"]): AllowedDecision;
+function decide(base: Base, reason: Reason, charged: Decision["charged"], status: number, body: { error: ErrorObject }): RefusedDecision;
+function decide(base: Base, reason: Reason, charged: Decision["charged"], status = 200, body?: { error: ErrorObject }): Decision {
   const { plan } = base;
   return {
-    allowed: false,
+    allowed: body === undefined,
     status,
     headers: base.headers,
     body,
@@ -111,7 +102,11 @@ function refused(base: Base, status: number, body: { error: ErrorObject }, reaso
     charged,
     requestId: base.requestId,
     reason,
-  };
+  } as Decision;
+}
+
+function refused(base: Base, status: number, body: { error: ErrorObject }, reason: Reason, charged: Decision["charged"]): Decision {
+  return decide(base, reason, charged, status, body);
 }
 
 /**
@@ -160,7 +155,7 @@ export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome
     return refused(base, 429, body, { rule: "daily_cap", cap, limit, count: outcome.count, resetAt }, charged);
   }
 
-  const decision = allowed(base, outcome.replay ? REPLAYED : ALLOWED, charged);
+  const decision = decide(base, outcome.replay ? REPLAYED : ALLOWED, charged);
   if (outcome.member !== undefined) {
     const cap = plan.cap!;
     charged.caps = [cap];
@@ -201,5 +196,5 @@ export function storeFailed(plan: Plan, config: PolicyConfig, now: number, reque
     const message = "The rate-limit store is unavailable, so this request cannot be counted. Retry shortly.";
     return refused(base, 503, errorBody(config, "service_unavailable", message, requestId), reason, NOTHING);
   }
-  return allowed(base, reason, NOTHING);
+  return decide(base, reason, NOTHING);
 }

@@ -82,11 +82,11 @@ function baseName(name: string): string {
   return bracket > 0 && name.endsWith("]") ? name.slice(0, bracket) : name;
 }
 
-function add(query: Map<string, string[]>, name: string, values: readonly string[]): void {
+function add(query: Map<string, string[]>, name: string, value: string): void {
   const base = baseName(name);
   const list = query.get(base);
-  if (list) list.push(...values);
-  else query.set(base, [...values]);
+  if (list) list.push(value);
+  else query.set(base, [value]);
 }
 
 function readQueryString(text: string): Map<string, string[]> | null {
@@ -97,7 +97,7 @@ function readQueryString(text: string): Map<string, string[]> | null {
     const name = decodePart(eq < 0 ? pair : pair.slice(0, eq));
     const value = eq < 0 ? "" : decodePart(pair.slice(eq + 1));
     if (name === null || value === null) return null;
-    add(query, name, [value]);
+    add(query, name, value);
   }
   return query;
 }
@@ -107,8 +107,8 @@ function readQueryObject(query: unknown): Map<string, string[]> | string {
   const out = new Map<string, string[]>();
   for (const name of Object.keys(query)) {
     const value: unknown = (query as Record<string, unknown>)[name];
-    if (typeof value === "string") add(out, name, [value]);
-    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) add(out, name, value as string[]);
+    if (typeof value === "string") add(out, name, value);
+    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) for (const v of value as string[]) add(out, name, v);
     else return name;
   }
   return out;
