@@ -102,7 +102,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Host typos fail loudly: a key the option does not know names itself (DESIGN §10). */
-function knownKeys(value: Record<string, unknown>, field: string, known: readonly string[]): void {
+export function knownKeys(value: Record<string, unknown>, field: string, known: readonly string[]): void {
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
       const where = field === "" ? key : `${field}.${key}`;
@@ -111,7 +111,7 @@ function knownKeys(value: Record<string, unknown>, field: string, known: readonl
   }
 }
 
-function record(value: unknown, field: string, what: string): Record<string, unknown> {
+export function record(value: unknown, field: string, what: string): Record<string, unknown> {
   if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${value === null ? "null" : typeof value}`);
   return value;
 }
@@ -119,7 +119,7 @@ function record(value: unknown, field: string, what: string): Record<string, unk
 const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations"] as const;
 const OPERATION_KEYS = ["id", "method", "path", "needs", "budgets", "cap", "filters", "expand", "paginated", "list"] as const;
 
-function wholeNumber(value: unknown, field: string, min: number): number {
+export function wholeNumber(value: unknown, field: string, min: number): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
     throw new PolicyConfigError(field, `must be a whole number ≥ ${min}; got ${String(value)}`);
   }
@@ -163,7 +163,7 @@ function resolveRoles(options: PolicyOptions["roles"]): Map<string, Readonly<Rec
   return roles;
 }
 
-function policyHeader(budgets: readonly BudgetSpec[]): string {
+export function policyHeader(budgets: readonly BudgetSpec[]): string {
   // spec §8: each as a quoted name, q=<limit>, w=<window seconds>, separated by semicolons
   return budgets.map((b) => `"${b.name}";q=${b.limit};w=${b.window}`).join(", ");
 }

@@ -8,6 +8,7 @@ import { runCharge, runRelease } from "./charge.js";
 import { PolicyConfigError } from "./errors.js";
 import { fnv1a } from "./hash.js";
 import { chargeRequest, subjectOf } from "./keys.js";
+import { applyLimits, type Limits } from "./limits.js";
 import { plan } from "./plan.js";
 import { render } from "./render.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
@@ -52,6 +53,15 @@ function writeIn<T>(buckets: Record<string, Record<string, Record<string, T>>>, 
   ((buckets[outer] ??= {})[inner] ??= {})[key] = record;
 }
 
+/** Removes the record stored under `key` from a draft (for `reset`); true when it was there. */
+export function removeIn<T>(buckets: Record<string, Record<string, Record<string, T>>>, key: string): boolean {
+  const [outer, inner] = bucketsOf(key);
+  const records = own(own(buckets, outer), inner);
+  if (records === undefined || !Object.hasOwn(records, key)) return false;
+  delete records[key];
+  return true;
+}
+
 /** Every record of a bucketed kind, for tests and inspection. */
 export function recordsIn<T>(buckets: Buckets<T>): [string, T][] {
   return Object.values(buckets).flatMap((inner) => Object.values(inner).flatMap((records) => Object.entries(records)));
@@ -71,6 +81,8 @@ export interface PolicyState {
    * in the call is compiled on every call (~200 µs).
    */
   readonly config?: PolicyConfig | PolicyOptions;
+  /** The plan's limits (budgets and caps in the config's shape); see `Who.limits`. Default: the config's. */
+  readonly limits?: Limits;
 }
 
 const EMPTY: Usage = freeze({ seq: 0, windows: {}, caps: {}, keys: {} }, true);
@@ -209,7 +221,7 @@ export function requestIdOf(given: string | undefined, fallback: () => string): 
  * );
  */
 export function evaluate(request: unknown, state: PolicyState): { decision: Decision; usage: Usage } {
-  const config = resolveConfig(state.config);
+  const config = applyLimits(resolveConfig(state.config), state.limits, "limits");
   assertCredential(state.credential);
   assertRoles(state.roles);
   assertUsage(state.usage);

@@ -4,6 +4,7 @@
  */
 export { evaluate, release, emptyUsage } from "./evaluate.js";
 export { createPolicy } from "./policy.js";
+export { reset } from "./reset.js";
 export { MemoryStore } from "./memory-store.js";
 export { defineConfig } from "./config.js";
 export { credentialFromScopes } from "./oauth.js";
@@ -11,7 +12,10 @@ export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
 
 export type { Usage, PolicyState, Buckets } from "./evaluate.js";
-export type { Policy, CreatePolicyOptions } from "./policy.js";
+export type { Policy, CreatePolicyOptions, StatusOptions } from "./policy.js";
+export type { Limits } from "./limits.js";
+export type { Insurance } from "./insurance.js";
+export type { ResetTarget, ResetRequest, ResetCap } from "./reset.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
 export type { PolicyConfig, PolicyOptions, BudgetOptions, BudgetSpec } from "./config.js";
 export type { ScopeGrant } from "./oauth.js";

@@ -75,7 +75,7 @@ export function chargeRequest(plan: Plan, subject: string, config: PolicyConfig,
   const idempotency =
     plan.idempotencyKey === undefined
       ? undefined
-      : { key: idempotencyKey(subject, plan.idempotencyKey), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS };
+      : { key: idempotencyKey(subject, plan.idempotencyKey), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, scope: scoped("k", subject) };
   const cap =
     plan.cap === undefined || plan.newsletter === undefined
       ? undefined

@@ -4,6 +4,7 @@
  * forgotten, so memory stays bounded as credentials come and go.
  */
 import { readWindow, runCharge, runRelease } from "./charge.js";
+import type { ResetRequest } from "./reset.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
@@ -75,6 +76,24 @@ export class MemoryStore implements PolicyStore {
    */
   read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
     return budgets.map((b) => readWindow(this.tx, b.key, b.windowMs, now));
+  }
+
+  /**
+   * Clears exactly what the request names (`policy.reset` builds it): budget windows, one day's
+   * count of daily caps, and every idempotency record under one scope. Idempotency records are
+   * found by walking this store's keys: O(records held), fine for an operator's action.
+   *
+   * @param request - what to clear.
+   * @example
+   * await policy.reset({ credential }); // calls store.reset(...) with the credential's keys
+   */
+  reset(request: ResetRequest): void {
+    for (const key of request.windows) this.windows.delete(key);
+    for (const cap of request.caps) if (this.caps.get(cap.key)?.day === cap.day) this.caps.delete(cap.key);
+    if (request.idempotencyScope !== undefined) {
+      const prefix = `${request.idempotencyScope}:`;
+      for (const key of this.keys.keys()) if (key.startsWith(prefix)) this.keys.delete(key);
+    }
   }
 
   /**

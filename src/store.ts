@@ -3,6 +3,7 @@
  * request, so that a remote store can check and charge them all or none in one atomic step and one
  * round trip (a Lua script on Redis).
  */
+import type { ResetRequest } from "./reset.js";
 import type { CapName, ReleaseTicket } from "./types.js";
 
 /** One budget to check and charge. */
@@ -38,7 +39,13 @@ export interface ChargeRequest {
   /** The plan already refused the request: charge the budgets when they have room, nothing else. */
   readonly refused: boolean;
   /** The write's Idempotency-Key, scoped to the credential (DESIGN §7). */
-  readonly idempotency?: { readonly key: string; readonly fingerprint: string; readonly ttlMs: number };
+  readonly idempotency?: {
+    readonly key: string;
+    readonly fingerprint: string;
+    readonly ttlMs: number;
+    /** The credential's scope: `key` is `<scope>:<…>`; a store that cannot list keys by prefix indexes records by it, for `reset`. */
+    readonly scope?: string;
+  };
   readonly cap?: CapCharge;
 }
 
@@ -85,6 +92,12 @@ export interface PolicyStore {
   release(ticket: ReleaseTicket, now: number): boolean | Promise<boolean>;
   /** Reads budgets without charging, for `GET /rate-limit`. */
   read(budgets: readonly BudgetCharge[], now: number): readonly WindowReading[] | Promise<readonly WindowReading[]>;
+  /**
+   * Clears exactly what the request names: budget windows, one day's count of daily caps, and the
+   * idempotency records of one scope; nothing else. Optional, so that stores written before resets
+   * existed still compile; `policy.reset` throws PolicyConfigError over a store without it.
+   */
+  reset?(request: ResetRequest, now: number): void | Promise<void>;
 }
 
 /** An idempotency record (DESIGN §7). */

@@ -1,3 +1,5 @@
+import type { Limits } from "./limits.js";
+
 /**
  * The public vocabulary of newsletter-policy: who asks, what they ask, and what the policy answers.
  * Everything here is plain data; nothing in this file runs.
@@ -51,6 +53,12 @@ export type Roles = Readonly<Record<string, string>> | ((newsletter: string) => 
 export interface Who {
   readonly credential: Credential;
   readonly roles: Roles;
+  /**
+   * The limits of this credential's and newsletter's plan: budgets and caps in the config's shape,
+   * every field optional (a field left out keeps the config's value). Keep one object per plan: it
+   * is validated once and remembered by identity. See docs/operating.md.
+   */
+  readonly limits?: Limits;
 }
 
 /**
@@ -166,6 +174,11 @@ interface DecisionBase {
   requestId: string;
   /** Why: which rule decided, with its figures. */
   reason: Reason;
+  /**
+   * Set when the main store failed and the insurance store decided, with every limit multiplied by
+   * its share (`createPolicy({ insurance })`). Absent otherwise.
+   */
+  degraded?: true;
 }
 
 /** An allowed request: go on, and set `headers` on the response. */

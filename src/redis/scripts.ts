@@ -41,7 +41,7 @@ end
  * ARGV: 1 clock (h|r), 2 now, 3 this call's nonce, 4 memo hash ttl ms ('0': no retries, nothing to remember), 5 n, 6 refused (1|0),
  *   7 fingerprint ('' = no idempotency key), 8 key ttl ms, 9 day, 10 cap limit ('' = no cap),
  *   11 day end ms, 12 day offset ms, 13 cap grace ms, 14 seq ttl ms, 15 expiry slack ms,
- *   then limit_i, window_i.
+ *   then limit_i, window_i, then '1' when the last KEY is the credential's idempotency index (reset.ts).
  * Reply: { kind, now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
  *   s (budget_spent), c (charged: a = replay 1|0, b = member), x (conflict: a = fingerprint),
  *   r (cap_reached: a = count).
@@ -58,10 +58,10 @@ end
 
 local n = tonumber(ARGV[5])
 local slack = tonumber(ARGV[15])
-local counts, resets, starts, spent = {}, {}, {}, false
+local counts, resets, starts, sizes, spent = {}, {}, {}, {}, false
 for i = 1, n do
   local limit, win = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
-  local r = redis.call('HMGET', KEYS[2 + i], 's', 'c')
+  local r = redis.call('HMGET', KEYS[2 + i], 's', 'c', 'w')
   local s, c = tonumber(r[1]), tonumber(r[2])
   -- readWindow: a window is open until start + window (fixed windows, DESIGN §4)
   if s == nil or c == nil or now >= s + win then
@@ -69,6 +69,7 @@ for i = 1, n do
   else
     counts[i], resets[i], starts[i] = c, s + win, s
   end
+  sizes[i] = r[3]
   if counts[i] >= limit then spent = true end
 end
 
@@ -98,7 +99,7 @@ for i = 1, n do
   if counts[i] == 0 then
     -- a window starts at its first charge, and its key expires with it
     counts[i], resets[i] = 1, now + win
-    redis.call('HSET', KEYS[2 + i], 's', num(now), 'c', '1')
+    redis.call('HSET', KEYS[2 + i], 's', num(now), 'c', '1', 'w', ARGV[15 + 2 * i])
     redis.call('PEXPIRE', KEYS[2 + i], math.max(1, math.ceil(resets[i] - now)) + slack)
   else
     -- an open window keeps its start (as charge.ts computes it) and its expiry
@@ -108,6 +109,11 @@ for i = 1, n do
       redis.call('HSET', KEYS[2 + i], 'c', num(counts[i]))
     else
       redis.call('HSET', KEYS[2 + i], 's', num(start), 'c', num(counts[i]))
+    end
+    if sizes[i] ~= ARGV[15 + 2 * i] then
+      -- the plan changed the window's size: the window keeps its start and now ends at start + the new size
+      redis.call('HSET', KEYS[2 + i], 'w', ARGV[15 + 2 * i])
+      redis.call('PEXPIRE', KEYS[2 + i], math.max(1, math.ceil(resets[i] - now)) + slack)
     end
   end
 end
@@ -132,6 +138,11 @@ local function record(e, day, member)
     redis.call('HSET', idem, 'f', ARGV[7], 'e', num(e))
   end
   redis.call('PEXPIRE', idem, math.max(1, math.ceil(e - now)) + slack)
+  -- a new record joins the credential's index (reset.ts), which lives as long as its newest record
+  if not live and ARGV[16 + 2 * n] == '1' then
+    redis.call('SADD', KEYS[#KEYS], idem)
+    redis.call('PEXPIRE', KEYS[#KEYS], math.max(1, math.ceil(e - now)) + slack)
+  end
 end
 
 if ARGV[10] ~= '' then

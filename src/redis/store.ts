@@ -7,6 +7,8 @@ import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowRea
 import type { ReleaseTicket } from "../types.js";
 import { run, type RedisCall, type Runner } from "./client.js";
 import { CHARGE, READ, RELEASE } from "./scripts.js";
+import { indexKey, RESET, resetCall } from "./reset.js";
+import type { ResetRequest } from "../reset.js";
 
 /**
  * Options of {@link RedisStore}; every field but `redis` has a default.
@@ -187,6 +189,11 @@ export class RedisStore implements PolicyStore {
       String(EXPIRY_SLACK_MS),
     ];
     for (const b of budgets) args.push(String(b.limit), String(b.windowMs));
+    // the credential's index of idempotency records, so that reset finds them in one round trip
+    if (idem?.scope !== undefined) {
+      keys.push(indexKey(p, idem.scope));
+      args.push("1");
+    }
     return outcomeOf(strings(await run(this.runner, CHARGE, "charge", keys, args), "charge"));
   }
 
@@ -205,6 +212,20 @@ export class RedisStore implements PolicyStore {
     if (ticket.idempotencyKey !== undefined) keys.push(this.prefix + ticket.idempotencyKey);
     const reply = await run(this.runner, RELEASE, "release", keys, [this.clock, String(now), ticket.member, String(ticket.day)]);
     return Number(reply) === 1;
+  }
+
+  /**
+   * Clears exactly what the request names, in one round trip (a Lua script, see `reset.ts`):
+   * budget windows, one day's daily-cap sets, and the idempotency records of the scope's index.
+   *
+   * @param request - what to clear (built by `policy.reset`).
+   * @param now - the host's clock (ms); with `clock: "redis"` today is Redis's today.
+   * @example
+   * await policy.reset({ newsletter: "nl_1" }); // calls store.reset(...)
+   */
+  async reset(request: ResetRequest, now: number): Promise<void> {
+    const { keys, args } = resetCall(this.prefix, this.clock, request, now);
+    await run(this.runner, RESET, "reset", keys, args);
   }
 
   /**

@@ -53,11 +53,12 @@ describe("key expiry: PTTL > 0 on every key written", () => {
     await writeEverything(prefix, clock, () => fixed);
     const found = await ttls(prefix);
     const kinds = [...found.keys()].map((k) => k.split(":")[0]).sort();
-    expect(new Set(kinds)).toEqual(new Set(["b", "d", "k", "r", "seq", "t"]));
+    expect(new Set(kinds)).toEqual(new Set(["b", "d", "i", "k", "r", "seq", "t"]));
     for (const [k, pttl] of found) {
       expect(pttl, k).toBeGreaterThan(0);
       if (k.startsWith("b:")) expect(pttl, k).toBeLessThanOrEqual(60_000 + SLACK); // with its window
       if (k.startsWith("k:")) expect(pttl, k).toBeLessThanOrEqual(DAY + SLACK); // DESIGN §7: 24 h
+      if (k.startsWith("i:")) expect(pttl, k).toBeLessThanOrEqual(DAY + SLACK); // the reset index lives as long as its newest record
       if (k.startsWith("d:") || k.startsWith("t:")) expect(pttl, k).toBeLessThanOrEqual(DAY + GRACE); // the day's end + grace
       if (k.startsWith("r:")) expect(pttl, k).toBeLessThanOrEqual(300_000); // remembered outcomes: dedupeMs
       if (k === "seq") expect(pttl, k).toBeLessThanOrEqual(2 * DAY);

@@ -1,0 +1,64 @@
+/**
+ * The insurance store: when the main store fails, decide against a local store with every limit
+ * multiplied by a share (e.g. 1 / the number of processes), so that the processes together admit
+ * no more than the limits while the main store is gone.
+ */
+import type { PolicyConfig } from "./config.js";
+import { PolicyConfigError } from "./errors.js";
+import { withNumbers } from "./limits.js";
+import type { PolicyStore } from "./store.js";
+
+/**
+ * Options of `createPolicy({ insurance })`.
+ *
+ * @example
+ * const insurance: Insurance = { store: new MemoryStore(), share: 1 / 4 }; // four processes
+ */
+export interface Insurance {
+  /** Decides while the main store fails; a `MemoryStore` of this process, typically. */
+  readonly store: PolicyStore;
+  /**
+   * This process's share of every limit, 0 < share ≤ 1: each budget's and cap's limit is multiplied
+   * by it and rounded down. A limit that rounds down to 0 refuses everything under insurance.
+   */
+  readonly share: number;
+}
+
+/** Validates `createPolicy`'s `insurance` option (host input, DESIGN §10). */
+export function assertInsurance(insurance: unknown): Insurance {
+  const i = insurance as Partial<Insurance> | null;
+  if (typeof i !== "object" || i === null) throw new PolicyConfigError("insurance", "must be an object { store, share }");
+  const s = i.store as Partial<PolicyStore> | null | undefined;
+  if (typeof s !== "object" || s === null || typeof s.charge !== "function" || typeof s.release !== "function" || typeof s.read !== "function") {
+    throw new PolicyConfigError("insurance.store", "must be a PolicyStore (charge, release, read), e.g. new MemoryStore()");
+  }
+  if (typeof i.share !== "number" || !Number.isFinite(i.share) || i.share <= 0 || i.share > 1) {
+    throw new PolicyConfigError("insurance.share", `must be a number with 0 < share ≤ 1 (e.g. 1 / number of processes); got ${String(i.share)}`);
+  }
+  return { store: s as PolicyStore, share: i.share };
+}
+
+/** A limit × share, rounded down: never more than the share (a hair of float error is forgiven). */
+export function shareOf(limit: number, share: number): number {
+  return Math.floor(limit * share + 1e-9);
+}
+
+const scaledConfigs = new WeakMap<PolicyConfig, Map<number, PolicyConfig>>();
+
+/**
+ * The config the insurance store decides with: every budget's and cap's limit × share, rounded
+ * down; windows unchanged. Remembered per config.
+ */
+export function insured(config: PolicyConfig, share: number): PolicyConfig {
+  let byShare = scaledConfigs.get(config);
+  if (byShare === undefined) scaledConfigs.set(config, (byShare = new Map()));
+  let scaled = byShare.get(share);
+  if (scaled === undefined) {
+    scaled = withNumbers(config, (b) => ({ limit: shareOf(b.limit, share), window: b.window }), {
+      dispatch: shareOf(config.caps.dispatch.limit, share),
+      testSend: shareOf(config.caps.testSend.limit, share),
+    });
+    byShare.set(share, scaled);
+  }
+  return scaled;
+}

@@ -1,0 +1,132 @@
+/**
+ * Limits per plan: the host passes the budgets and caps that apply to this credential and newsletter
+ * with the request (`who.limits`), and the policy decides with a config whose budgets and caps are
+ * those. Validated like the config (a bad one throws PolicyConfigError naming the field), and
+ * remembered by identity, so a host that keeps one limits object per plan validates it once.
+ */
+import { knownKeys, policyHeader, record, wholeNumber, type BudgetOptions, type BudgetSpec, type CompiledOperation, type PolicyConfig } from "./config.js";
+import { PolicyConfigError } from "./errors.js";
+import type { CapName } from "./types.js";
+
+/**
+ * The limits of one plan: the same shape as the config's `budgets` and `caps`, every field optional.
+ * A field left out keeps the config's value. Only budgets the config has can be given.
+ *
+ * @example
+ * const paid: Limits = { budgets: { audience: { limit: 240 } }, caps: { dispatch: { limit: 100 } } };
+ */
+export interface Limits {
+  /** Budget sizes and windows (window in whole seconds), by budget name. */
+  readonly budgets?: Readonly<Record<string, Readonly<Partial<BudgetOptions>>>>;
+  /** Daily caps: dispatches per newsletter, test sends per credential. */
+  readonly caps?: { readonly dispatch?: { readonly limit?: number }; readonly testSend?: { readonly limit?: number } };
+}
+
+/** The effective config of one limits object, per base config. */
+const byLimits = new WeakMap<object, WeakMap<PolicyConfig, PolicyConfig>>();
+/** Effective configs by their numbers, so that equal limits in fresh objects share one compiled config. */
+const byNumbers = new WeakMap<PolicyConfig, Map<string, PolicyConfig>>();
+const NUMBERS_MAX = 256;
+
+/** The validated numbers of a limits object: budget limit/window by name, cap limits. */
+interface Numbers {
+  budgets: Map<string, { limit: number; window: number }>;
+  caps: Record<CapName, number>;
+}
+
+function validate(config: PolicyConfig, limits: unknown, field: string): Numbers {
+  const given = record(limits, field, "an object { budgets?, caps? }");
+  knownKeys(given, field, ["budgets", "caps"]);
+  const budgets = new Map<string, { limit: number; window: number }>();
+  if (given.budgets !== undefined) {
+    const byName = record(given.budgets, `${field}.budgets`, "an object of budget name → { limit?, window? }");
+    for (const name of Object.keys(byName)) {
+      const base = config.budgets.find((b) => b.name === name);
+      if (base === undefined) {
+        throw new PolicyConfigError(`${field}.budgets.${name}`, `is not a configured budget; known: ${config.budgets.map((b) => b.name).join(", ")}`);
+      }
+      const budget = record(byName[name], `${field}.budgets.${name}`, "an object { limit?, window? }");
+      knownKeys(budget, `${field}.budgets.${name}`, ["limit", "window"]);
+      const limit = budget.limit === undefined ? base.limit : wholeNumber(budget.limit, `${field}.budgets.${name}.limit`, 1);
+      const window = budget.window === undefined ? base.window : wholeNumber(budget.window, `${field}.budgets.${name}.window`, 1);
+      budgets.set(name, { limit, window });
+    }
+  }
+  const caps = { dispatch: config.caps.dispatch.limit, testSend: config.caps.testSend.limit };
+  if (given.caps !== undefined) {
+    const byCap = record(given.caps, `${field}.caps`, "an object { dispatch?, testSend? }");
+    knownKeys(byCap, `${field}.caps`, ["dispatch", "testSend"]);
+    for (const name of ["dispatch", "testSend"] as const) {
+      if (byCap[name] === undefined) continue;
+      const cap = record(byCap[name], `${field}.caps.${name}`, "an object { limit? }");
+      knownKeys(cap, `${field}.caps.${name}`, ["limit"]);
+      if (cap.limit !== undefined) caps[name] = wholeNumber(cap.limit, `${field}.caps.${name}.limit`, 1);
+    }
+  }
+  return { budgets, caps };
+}
+
+/**
+ * A config with other numbers: every budget's limit and window and every cap's limit replaced, the
+ * operations, routes and `RateLimit-Policy` headers rebuilt over them. Limits may be 0 here (an
+ * insurance share that floors to nothing refuses everything).
+ */
+export function withNumbers(config: PolicyConfig, budgetOf: (b: BudgetSpec) => { limit: number; window: number }, caps: Record<CapName, number>): PolicyConfig {
+  const budgets = config.budgets.map((b) => {
+    const { limit, window } = budgetOf(b);
+    return limit === b.limit && window === b.window ? b : Object.freeze({ ...b, limit, window });
+  });
+  const swap = (list: readonly BudgetSpec[]): readonly BudgetSpec[] => Object.freeze(list.map((b) => budgets[b.order]!));
+  const operations = new Map<CompiledOperation, CompiledOperation>();
+  for (const op of config.operations) {
+    const own = swap(op.budgets);
+    operations.set(op, Object.freeze({ ...op, budgets: own, policyHeader: policyHeader(own) }));
+  }
+  const routes = new Map<string, readonly CompiledOperation[]>();
+  for (const [shape, list] of config.routes) routes.set(shape, Object.freeze(list.map((op) => operations.get(op)!)));
+  const fallback = swap(config.fallback.budgets);
+  return Object.freeze({
+    ...config,
+    budgets: Object.freeze(budgets),
+    caps: Object.freeze({ dispatch: Object.freeze({ limit: caps.dispatch }), testSend: Object.freeze({ limit: caps.testSend }) }),
+    operations: Object.freeze([...operations.values()]),
+    routes,
+    fallback: Object.freeze({ budgets: fallback, policyHeader: policyHeader(fallback) }),
+  });
+}
+
+function numbersKey(numbers: Numbers): string {
+  let key = `${numbers.caps.dispatch}/${numbers.caps.testSend}`;
+  for (const [name, b] of numbers.budgets) key += ` ${name}=${b.limit}/${b.window}`;
+  return key;
+}
+
+/**
+ * The config a request is decided with: the policy's config with the plan's limits applied.
+ *
+ * @param config - the policy's validated config.
+ * @param limits - `who.limits` (or `state.limits`); undefined: the config as is.
+ * @param field - how the host's field is named in errors (`who.limits`, `limits`).
+ * @returns the effective config; the same object for the same limits object.
+ * @throws PolicyConfigError naming the field when the limits are invalid.
+ */
+export function applyLimits(config: PolicyConfig, limits: Limits | undefined, field: string): PolicyConfig {
+  if (limits === undefined) return config;
+  if (typeof limits !== "object" || limits === null) throw new PolicyConfigError(field, `must be an object { budgets?, caps? }; got ${limits === null ? "null" : typeof limits}`);
+  let perConfig = byLimits.get(limits);
+  const known = perConfig?.get(config);
+  if (known !== undefined) return known;
+  const numbers = validate(config, limits, field);
+  const key = numbersKey(numbers);
+  let shared = byNumbers.get(config);
+  if (shared === undefined) byNumbers.set(config, (shared = new Map()));
+  let effective = shared.get(key);
+  if (effective === undefined) {
+    effective = withNumbers(config, (b) => numbers.budgets.get(b.name) ?? b, numbers.caps);
+    if (shared.size >= NUMBERS_MAX) shared.clear();
+    shared.set(key, effective);
+  }
+  if (perConfig === undefined) byLimits.set(limits, (perConfig = new WeakMap()));
+  perConfig.set(config, effective);
+  return effective;
+}

@@ -1,0 +1,63 @@
+/**
+ * Resets in Redis, in one round trip: one Lua script deletes a credential's budget windows, a day's
+ * daily-cap set and the idempotency records listed in the credential's index set (which the charge
+ * script keeps: every record it creates is added to `<prefix>i:<scope>`). No SCAN: the keys are
+ * known from the key layout and the index.
+ */
+import { createHash } from "node:crypto";
+import type { ResetRequest } from "../reset.js";
+import type { Script } from "./scripts.js";
+
+/** The index set of a credential's idempotency records (`ChargeRequest.idempotency.scope`). */
+export function indexKey(prefix: string, scope: string): string {
+  return `${prefix}i:${scope}`;
+}
+
+/**
+ * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index set].
+ * ARGV: 1 clock (h|r), 2 now, 3 n, 4 m, 5 index (1|0), then day_j, offset_j per cap.
+ * Reply: 1.
+ */
+const source = `
+local now
+if ARGV[1] == 'r' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+else
+  now = tonumber(ARGV[2])
+end
+local function num(x)
+  if x == math.floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
+local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
+for i = 1, n do redis.call('DEL', KEYS[i]) end
+for j = 1, m do
+  local day = tonumber(ARGV[4 + 2 * j])
+  -- with Redis's clock, today is Redis's today (as the charge script counts it)
+  if ARGV[1] == 'r' then day = math.floor((now + tonumber(ARGV[5 + 2 * j])) / 86400000) end
+  redis.call('DEL', KEYS[n + j] .. ':' .. num(day))
+end
+if ARGV[5] == '1' then
+  local index = KEYS[n + m + 1]
+  local records = redis.call('SMEMBERS', index)
+  for i = 1, #records, 500 do
+    redis.call('UNLINK', unpack(records, i, math.min(i + 499, #records)))
+  end
+  redis.call('DEL', index)
+end
+return 1
+`;
+
+/** The reset script and its SHA-1, for `EVALSHA` with an `EVAL` fallback. */
+export const RESET: Script = { source, sha: createHash("sha1").update(source).digest("hex") };
+
+/** The keys and arguments of one reset call. */
+export function resetCall(prefix: string, clock: "h" | "r", request: ResetRequest, now: number): { keys: string[]; args: string[] } {
+  const keys = [...request.windows.map((k) => prefix + k), ...request.caps.map((c) => prefix + c.key)];
+  const scope = request.idempotencyScope;
+  if (scope !== undefined) keys.push(indexKey(prefix, scope));
+  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1"];
+  for (const cap of request.caps) args.push(String(cap.day), String(cap.offsetMs));
+  return { keys, args };
+}

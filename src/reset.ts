@@ -1,0 +1,135 @@
+/**
+ * Resets: an operator undoes counting for one credential or one newsletter. Each reset names what
+ * it clears, and a store clears exactly that:
+ *
+ * - `{ credential }`: the credential's budget windows (every configured budget), its test-send count
+ *   for today, and its idempotency records (so a retried key is a new request again).
+ * - `{ newsletter }`: the newsletter's dispatch count for today.
+ *
+ * Nothing else is touched: other credentials, other newsletters, a credential's share of a
+ * newsletter's dispatch count (that count belongs to the newsletter).
+ */
+import { produce } from "immer";
+import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
+import { PolicyConfigError } from "./errors.js";
+import { assertNow, recordsIn, removeIn, type Usage } from "./evaluate.js";
+import { budgetKey, capKey, dayOf, idempotencyKey, subjectOf } from "./keys.js";
+import type { Credential } from "./types.js";
+
+/**
+ * What to reset: one credential (its budgets, test sends and idempotency records) or one
+ * newsletter (its dispatches today).
+ *
+ * @example
+ * await policy.reset({ credential });           // { id, kind } is enough
+ * await policy.reset({ newsletter: "nl_1" });
+ */
+export type ResetTarget = { readonly credential: Pick<Credential, "id" | "kind"> } | { readonly newsletter: string };
+
+/** A daily cap's count to clear: the cap key (without the day) and the day. */
+export interface ResetCap {
+  readonly key: string;
+  /** Day index by the host's clock (see `CapCharge.day`). */
+  readonly day: number;
+  /** The day start's offset from UTC midnight (ms), for a store that reads its own clock. */
+  readonly offsetMs: number;
+}
+
+/**
+ * Exactly what a store clears for one reset; plain JSON data, built by the policy. A store clears
+ * these and nothing else.
+ */
+export interface ResetRequest {
+  /** Budget window keys to clear (their counts start again at the next charge). */
+  readonly windows: readonly string[];
+  /** Daily caps whose count for `day` is cleared (every member of that day). */
+  readonly caps: readonly ResetCap[];
+  /**
+   * Clear every idempotency record whose key starts with this scope followed by `:` (the
+   * credential's records, see `ChargeRequest.idempotency.scope`).
+   */
+  readonly idempotencyScope?: string;
+}
+
+/** The credential's idempotency scope: every one of its record keys is `<scope>:<key>`. */
+export function idempotencyScope(subject: string): string {
+  const probe = idempotencyKey(subject, "");
+  return probe.slice(0, -1);
+}
+
+/** Validates a reset target (host input: a mistake throws, DESIGN §10). */
+export function assertTarget(target: unknown, field: string): asserts target is ResetTarget {
+  const t = target as Record<string, unknown> | null;
+  if (typeof t !== "object" || t === null) throw new PolicyConfigError(field, "must be { credential } or { newsletter }");
+  const hasCredential = t.credential !== undefined;
+  const hasNewsletter = t.newsletter !== undefined;
+  if (hasCredential === hasNewsletter) throw new PolicyConfigError(field, "must name exactly one of credential or newsletter");
+  if (hasNewsletter) {
+    if (typeof t.newsletter !== "string" || t.newsletter === "") throw new PolicyConfigError(`${field}.newsletter`, "must be a non-empty newsletter id");
+    return;
+  }
+  const c = t.credential as Partial<Credential> | null;
+  if (typeof c !== "object" || c === null) throw new PolicyConfigError(`${field}.credential`, "must be a credential ({ id, kind } is enough)");
+  if (typeof c.id !== "string" || c.id === "") throw new PolicyConfigError(`${field}.credential.id`, "must be a non-empty string");
+  if (c.kind !== "api_key" && c.kind !== "oauth") throw new PolicyConfigError(`${field}.credential.kind`, `must be "api_key" or "oauth"; got ${String(c.kind)}`);
+}
+
+/**
+ * What a store must clear for a target.
+ *
+ * @param target - a validated {@link ResetTarget}.
+ * @param config - the policy's config: its budgets and day start.
+ * @param now - ms since the epoch: which day "today" is.
+ */
+export function resetRequest(target: ResetTarget, config: PolicyConfig, now: number): ResetRequest {
+  const { day } = dayOf(now, config.dayOffsetMs);
+  const offsetMs = config.dayOffsetMs;
+  if ("newsletter" in target && target.newsletter !== undefined) {
+    return { windows: [], caps: [{ key: capKey("dispatch", "", target.newsletter), day, offsetMs }] };
+  }
+  const subject = subjectOf((target as { credential: Pick<Credential, "id" | "kind"> }).credential);
+  return {
+    windows: config.budgets.map((b) => budgetKey(subject, b.name)),
+    caps: [{ key: capKey("testSend", subject, ""), day, offsetMs }],
+    idempotencyScope: idempotencyScope(subject),
+  };
+}
+
+/** Clears a {@link ResetRequest} in a snapshot: the same object when there was nothing to clear. */
+export function resetUsage(usage: Usage, request: ResetRequest): Usage {
+  const prefix = request.idempotencyScope === undefined ? undefined : `${request.idempotencyScope}:`;
+  const keys = prefix === undefined ? [] : recordsIn(usage.keys).flatMap(([key]) => (key.startsWith(prefix) ? [key] : []));
+  const windows = request.windows.filter((key) => recordsIn(usage.windows).some(([k]) => k === key));
+  const caps = request.caps.filter((cap) => Object.hasOwn(usage.caps, cap.key) && usage.caps[cap.key]!.day === cap.day);
+  if (keys.length === 0 && windows.length === 0 && caps.length === 0) return usage;
+  return produce(usage, (draft: { -readonly [K in keyof Usage]: any }) => {
+    for (const key of windows) removeIn(draft.windows, key);
+    for (const key of keys) removeIn(draft.keys, key);
+    for (const cap of caps) delete draft.caps[cap.key];
+    draft.seq = usage.seq + 1;
+  });
+}
+
+/**
+ * Resets one credential's or one newsletter's counters in a snapshot, purely (see {@link ResetTarget}
+ * for what each clears; nothing else is touched).
+ *
+ * @param usage - the current counters.
+ * @param target - `{ credential }` (budget windows, today's test sends, idempotency records) or
+ *   `{ newsletter }` (today's dispatches).
+ * @param now - ms since the epoch: which day is today.
+ * @param config - the config the snapshot is decided with (its budgets and day start). Default: the spec's.
+ * @returns the next counters; the same object when there was nothing to clear.
+ * @throws PolicyConfigError when the target or `now` is invalid.
+ * @example
+ * usage = reset(usage, { credential: { id: "key_1", kind: "api_key" } }, Date.now());
+ * usage = reset(usage, { newsletter: "nl_1" }, Date.now());
+ */
+export function reset(usage: Usage, target: ResetTarget, now: number, config?: PolicyConfig | PolicyOptions): Usage {
+  assertTarget(target, "target");
+  assertNow(now, "now");
+  if (typeof usage !== "object" || usage === null || typeof usage.keys !== "object" || typeof usage.windows !== "object" || typeof usage.caps !== "object") {
+    throw new PolicyConfigError("usage", "must be a Usage snapshot: emptyUsage() or the usage an earlier evaluate returned");
+  }
+  return resetUsage(usage, resetRequest(target, resolveConfig(config), now));
+}
