@@ -38,8 +38,10 @@ function validate(config: PolicyConfig, limits: unknown, field: string): Numbers
   const given = record(limits, field, "an object { budgets?, caps? }");
   knownKeys(given, field, ["budgets", "caps"]);
   const budgets = new Map<string, { limit: number; window: number }>();
-  if (given.budgets !== undefined) {
-    const byName = record(given.budgets, `${field}.budgets`, "an object of budget name → { limit?, window? }");
+  const givenBudgets = given.budgets;
+  const givenCaps = given.caps;
+  if (givenBudgets !== undefined) {
+    const byName = record(givenBudgets, `${field}.budgets`, "an object of budget name → { limit?, window? }");
     for (const name of Object.keys(byName)) {
       const base = config.budgets.find((b) => b.name === name);
       if (base === undefined) {
@@ -53,8 +55,8 @@ function validate(config: PolicyConfig, limits: unknown, field: string): Numbers
     }
   }
   const caps = { dispatch: config.caps.dispatch.limit, testSend: config.caps.testSend.limit };
-  if (given.caps !== undefined) {
-    const byCap = record(given.caps, `${field}.caps`, "an object { dispatch?, testSend? }");
+  if (givenCaps !== undefined) {
+    const byCap = record(givenCaps, `${field}.caps`, "an object { dispatch?, testSend? }");
     knownKeys(byCap, `${field}.caps`, ["dispatch", "testSend"]);
     for (const name of ["dispatch", "testSend"] as const) {
       if (byCap[name] === undefined) continue;

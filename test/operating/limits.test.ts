@@ -1,0 +1,209 @@
+/**
+ * Limits per plan (`who.limits`): the spec's budgets and caps are defaults (spec §8 "Default: …");
+ * a host passes the plan's limits with each request, and counting, headers, messages and status
+ * follow them, through evaluate, MemoryStore and RedisStore alike.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createPolicy, evaluate, emptyUsage, MemoryStore, PolicyConfigError, type Limits, type Who } from "../../src/index.js";
+import { comparableDecision } from "../../src/testing/index.js";
+import { T0, get, key, post } from "../fixtures.js";
+import { keysUnder } from "../redis/helpers.js";
+import { FREE, PAID, redisPrefix, redisStore, runner, WAYS } from "./helpers.js";
+
+const credential = key({ nl_1: { content: "write", audience: "write", sending: "write", insights: "read" } }, true);
+const other = key({ nl_1: { content: "write", audience: "write", sending: "write" } }, false, "key_2");
+const as = (limits?: Limits, c = credential): Who => ({ credential: c, roles: { nl_1: "owner" }, ...(limits && { limits }) });
+const subscribers = get("/newsletters/nl_1/subscribers");
+const send = (article: string) => post(`/articles/${article}/send`, { newsletter: "nl_1" });
+
+describe.each(WAYS)("spec §8 budgets are defaults: the plan's limits (who.limits) decide, through %s", (way) => {
+  it("the audience budget of the plan counts: 3 on the free plan, 6 on the paid plan; RateLimit-Policy shows q of the plan", async () => {
+    const free = runner(way);
+    const paid = runner(way);
+    const freeDecisions = [];
+    for (let i = 0; i < 4; i++) freeDecisions.push(await free.check(subscribers, as(FREE)));
+    expect(freeDecisions.map((d) => d.status)).toEqual([200, 200, 200, 429]);
+    expect(freeDecisions[0]!.headers["RateLimit-Policy"]).toBe('"general";q=600;w=60, "audience";q=3;w=60');
+    expect(freeDecisions[2]!.headers).toMatchObject({ "RateLimit-Limit": "3", "RateLimit-Remaining": "0", "RateLimit-Reset": "60" });
+    expect(freeDecisions[3]!.headers["Retry-After"]).toBe("60");
+    expect(freeDecisions[3]!.body?.error.message).toContain("The audience budget (3 requests per 60 seconds) is spent");
+    const paidDecisions = [];
+    for (let i = 0; i < 7; i++) paidDecisions.push(await paid.check(subscribers, as(PAID)));
+    expect(paidDecisions.map((d) => d.status)).toEqual([200, 200, 200, 200, 200, 200, 429]);
+    expect(paidDecisions[0]!.headers["RateLimit-Policy"]).toBe('"general";q=600;w=60, "audience";q=6;w=60');
+  });
+
+  it("a window size in the plan: w= in RateLimit-Policy, the reset and Retry-After follow it", async () => {
+    const r = runner(way);
+    const slow: Limits = { budgets: { audience: { limit: 1, window: 300 } } };
+    const first = await r.check(subscribers, as(slow));
+    expect(first.headers).toMatchObject({ "RateLimit-Policy": '"general";q=600;w=60, "audience";q=1;w=300', "RateLimit-Reset": "300" });
+    r.advance(100);
+    const refused = await r.check(subscribers, as(slow));
+    expect(refused.status).toBe(429);
+    expect(refused.headers["Retry-After"]).toBe("200");
+    expect(refused.body?.error.message).toContain("(1 requests per 300 seconds)");
+  });
+
+  it("the daily caps of the plan: a free plan's third send of the day is refused, naming its limit", async () => {
+    const r = runner(way);
+    const decisions = [];
+    for (let i = 0; i < 3; i++) decisions.push(await r.check(send(`a_${i}`), as(FREE)));
+    expect(decisions.map((d) => d.status)).toEqual([200, 200, 429]);
+    expect(decisions[2]!.body?.error.message).toContain("daily dispatch limit of 2 sends");
+    expect(decisions[2]!.reason).toMatchObject({ rule: "daily_cap", cap: "dispatch", limit: 2, count: 2 });
+    const tests = [];
+    for (let i = 0; i < 3; i++) tests.push(await r.check(post("/articles/a_1/test-send", { newsletter: "nl_1", body: { to: ["a@example.com"] } }), as(FREE)));
+    expect(tests.map((d) => d.status)).toEqual([200, 200, 429]);
+  });
+
+  it("the dispatch cap counts per newsletter across credentials; each request is checked against its own who.limits", async () => {
+    const r = runner(way);
+    expect((await r.check(send("a_1"), as(FREE))).status).toBe(200);
+    expect((await r.check(send("a_2"), as(FREE))).status).toBe(200);
+    expect((await r.check(send("a_3"), as(FREE))).status).toBe(429); // 2 of the free plan's 2
+    expect((await r.check(send("a_4"), as(PAID, other))).status).toBe(200); // 3 of the paid plan's 4
+    expect((await r.check(send("a_5"), as(PAID, other))).status).toBe(200);
+    const fifth = await r.check(send("a_6"), as(PAID, other));
+    expect(fifth.status).toBe(429);
+    expect(fifth.reason).toMatchObject({ rule: "daily_cap", limit: 4, count: 4 });
+  });
+
+  it("a plan change takes effect on the next request and keeps the current window's count", async () => {
+    const r = runner(way);
+    await r.check(subscribers, as(FREE));
+    await r.check(subscribers, as(FREE)); // 2 of 3
+    r.advance(10);
+    const upgraded = await r.check(subscribers, as(PAID)); // 3 of 6, same window
+    expect(upgraded.headers).toMatchObject({ "RateLimit-Limit": "6", "RateLimit-Remaining": "3", "RateLimit-Reset": "50" });
+    await r.check(subscribers, as(PAID)); // 4
+    const downgraded = await r.check(subscribers, as(FREE)); // 4 ≥ 3: spent until the window ends
+    expect(downgraded.status).toBe(429);
+    expect(downgraded.headers).toMatchObject({ "RateLimit-Limit": "3", "RateLimit-Remaining": "0", "Retry-After": "50" });
+    r.advance(50);
+    expect((await r.check(subscribers, as(FREE))).headers).toMatchObject({ "RateLimit-Remaining": "2", "RateLimit-Reset": "60" });
+  });
+
+  it("a window that grows keeps its start and count and ends at start + the new size", async () => {
+    const r = runner(way);
+    const small: Limits = { budgets: { audience: { limit: 5, window: 60 } } };
+    const large: Limits = { budgets: { audience: { limit: 5, window: 600 } } };
+    await r.check(subscribers, as(small));
+    r.advance(50);
+    const grown = await r.check(subscribers, as(large)); // 2 of 5, started 50 s ago: ends in 550 s
+    expect(grown.headers).toMatchObject({ "RateLimit-Remaining": "3", "RateLimit-Reset": "550" });
+    r.advance(100); // past the old end (60 s): the window is still open under its new size
+    expect((await r.check(subscribers, as(large))).headers).toMatchObject({ "RateLimit-Remaining": "2", "RateLimit-Reset": "450" });
+  });
+
+  it("a window that shrinks below its age has ended: the next request opens a new window", async () => {
+    const r = runner(way);
+    const large: Limits = { budgets: { audience: { limit: 2, window: 600 } } };
+    const small: Limits = { budgets: { audience: { limit: 2, window: 30 } } };
+    await r.check(subscribers, as(large));
+    await r.check(subscribers, as(large)); // spent for 600 s
+    r.advance(20);
+    const stillOpen = await r.check(subscribers, as(small)); // started 20 s ago, ends at 30 s: still spent
+    expect(stillOpen.status).toBe(429);
+    expect(stillOpen.headers["Retry-After"]).toBe("10");
+    r.advance(20); // 40 s since the start: ended under the new size
+    expect((await r.check(subscribers, as(small))).headers).toMatchObject({ "RateLimit-Remaining": "1", "RateLimit-Reset": "30" });
+  });
+});
+
+describe("who.limits is host input: validated like the config, a mistake throws PolicyConfigError naming the field", () => {
+  const cases: [unknown, string][] = [
+    [{ budgets: { audience: { limit: 0 } } }, "budgets.audience.limit"],
+    [{ budgets: { audience: { window: 1.5 } } }, "budgets.audience.window"],
+    [{ budgets: { audience: { limt: 5 } } }, "budgets.audience.limt"],
+    [{ budgets: { reads: { limit: 5 } } }, "budgets.reads"],
+    [{ caps: { dispatch: { limit: -1 } } }, "caps.dispatch.limit"],
+    [{ caps: { sends: { limit: 1 } } }, "caps.sends"],
+    [{ budget: {} }, "budget"],
+    ["paid", ""],
+  ];
+  it.each(cases)("%j → who.limits.%s (check), limits.… (evaluate)", async (limits, field) => {
+    const policy = createPolicy({ clock: () => T0 });
+    const thrown = await policy.check(subscribers, { ...as(), limits: limits as Limits }).catch((e: unknown) => e);
+    expect(thrown).toBeInstanceOf(PolicyConfigError);
+    expect((thrown as PolicyConfigError).field).toBe(field === "" ? "who.limits" : `who.limits.${field}`);
+    expect(() => evaluate(subscribers, { ...as(), limits: limits as Limits, usage: emptyUsage(), now: T0 })).toThrow(
+      expect.objectContaining({ field: field === "" ? "limits" : `limits.${field}` }),
+    );
+  });
+
+  it("a limits object is validated once and remembered by identity (the hot path does not re-read it)", async () => {
+    let reads = 0;
+    const counted = {
+      get budgets() {
+        reads++;
+        return { audience: { limit: 100 } };
+      },
+    };
+    const policy = createPolicy({ clock: () => T0 });
+    for (let i = 0; i < 50; i++) await policy.check(subscribers, as(counted));
+    expect(reads).toBe(1);
+  });
+
+  it("equal limits in fresh objects decide alike (each is validated; the compiled config is shared)", async () => {
+    const policy = createPolicy({ clock: () => T0 });
+    const a = await policy.check(subscribers, as({ budgets: { audience: { limit: 7 } } }));
+    const b = await policy.check(subscribers, as({ budgets: { audience: { limit: 7 } } }));
+    expect(a.headers["RateLimit-Policy"]).toBe(b.headers["RateLimit-Policy"]);
+    expect(b.headers["RateLimit-Remaining"]).toBe("5");
+  });
+});
+
+describe("RedisStore keeps a grown window as long as its new size", () => {
+  it("after a charge under a larger window, the key's PTTL covers start + the new size (not the old one)", async () => {
+    const { prefix, redis } = redisPrefix();
+    const now = Date.now();
+    const policy = createPolicy({ store: redisStore(prefix), clock: () => now });
+    await policy.check(subscribers, as({ budgets: { audience: { window: 60 } } }));
+    const [audience] = (await keysUnder(redis, prefix)).filter((k) => k.endsWith(":audience"));
+    expect(await redis.pttl(audience!)).toBeLessThanOrEqual(70_000);
+    await policy.check(subscribers, as({ budgets: { audience: { window: 600 } } }));
+    expect(await redis.pttl(audience!)).toBeGreaterThan(500_000);
+    await policy.check(subscribers, as({ budgets: { audience: { window: 30 } } })); // shrinks: expires with its new end
+    expect(await redis.pttl(audience!)).toBeLessThanOrEqual(40_000);
+  });
+});
+
+describe("status() (GET /rate-limit) gives the plan's numbers", () => {
+  it.each(["MemoryStore", "RedisStore"] as const)("over %s: policy.status(credential, { limits })", async (way) => {
+    let now = T0;
+    const policy = createPolicy({ store: way === "MemoryStore" ? new MemoryStore() : redisStore(), clock: () => now });
+    const d = await policy.check(subscribers, as(PAID));
+    now += 15_000;
+    const status = await policy.status(credential, { limits: PAID });
+    expect(status.budgets.audience).toEqual({ limit: 6, remaining: 5, reset: 45 });
+    expect(String(status.budgets.audience!.limit)).toBe(d.headers["RateLimit-Limit"]);
+    // without limits: the config's numbers, the same count (backward compatible)
+    expect((await policy.status(credential)).budgets.audience).toEqual({ limit: 60, remaining: 59, reset: 45 });
+  });
+});
+
+describe("differential: random plan changes decide alike through evaluate, MemoryStore and RedisStore", () => {
+  const plans: (Limits | undefined)[] = [undefined, FREE, PAID, { budgets: { audience: { limit: 2, window: 5 }, general: { limit: 8, window: 20 } } }, { budgets: { audience: { window: 120 } } }];
+  const requests = [subscribers, get("/newsletters/nl_1/insights"), send("a_1"), post("/newsletters/nl_1/articles", { body: {} }), post("/articles/a_1/test-send", { newsletter: "nl_1", body: { to: ["a@example.com"] } })];
+  const step = fc.record({ plan: fc.nat(plans.length - 1), request: fc.nat(requests.length - 1), advance: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 90 })) });
+
+  it("every decision (status, headers, body, reason) is the same", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 40 }), async (steps) => {
+        const ways = WAYS.map((way) => runner(way));
+        for (const s of steps) {
+          const decisions = [];
+          for (const r of ways) {
+            r.advance(s.advance);
+            decisions.push(comparableDecision(await r.check(requests[s.request], as(plans[s.plan]))));
+          }
+          expect(decisions[1]).toEqual(decisions[0]);
+          expect(decisions[2]).toEqual(decisions[0]);
+        }
+      }),
+      { numRuns: 25, seed: 13 },
+    );
+  });
+});
