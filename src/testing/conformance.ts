@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { defineConfig } from "../config.js";
 import { dayOf } from "../keys.js";
 import { MemoryStore } from "../memory-store.js";
+import type { ResetRequest } from "../reset.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore, type WindowReading } from "../store.js";
 import type { CapName, Decision, ReleaseTicket } from "../types.js";
 import { arbTrace } from "./arbitraries.js";
@@ -32,6 +33,8 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
   startTime?: number;
   /** Per-test timeout (ms). Default 120 000. */
   timeout?: number;
+  /** Run the `reset` cases (and reset steps in the random programs). Default true; false for a store without `reset`. */
+  reset?: boolean;
 }
 
 /** An outcome with what may legitimately differ between stores removed: the member's value (only its presence counts) and `now`. */
@@ -88,6 +91,9 @@ function kit(start: number, prefix: string) {
       ...dayOf(now, offsetMs),
     }),
     key: (key: string, fingerprint: string, ttlMs = IDEMPOTENCY_TTL_MS) => ({ key: `${prefix}k:${key}`, fingerprint, ttlMs }),
+    /** An idempotency key in a credential's scope (what `reset` clears by scope). */
+    scopedKey: (scope: string, key: string, fingerprint: string) => ({ key: `${prefix}s:${scope}:${key}`, fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, scope: `${prefix}s:${scope}` }),
+    scope: (scope: string) => `${prefix}s:${scope}`,
     request: (at: number, budgets: readonly BudgetCharge[], extra: Partial<Pick<ChargeRequest, "refused" | "idempotency" | "cap">> = {}): ChargeRequest => ({
       id: `${prefix}r${++n}`,
       now: start + at,
@@ -107,7 +113,8 @@ function kit(start: number, prefix: string) {
  * Declares a vitest suite that proves a {@link PolicyStore} behaves like `MemoryStore`: budgets
  * (fixed windows, all or nothing, a refusal charging nothing), windows rolling over, refused
  * requests, idempotency (replay, conflict, expiry), daily caps (per key and day), release
- * (once only, and the key counts again), `read()`, concurrent charges, and two differential
+ * (once only, and the key counts again), `read()`, `reset()` (unless `reset: false`), concurrent
+ * charges, and two differential
  * properties against `MemoryStore`.
  *
  * The store must decide with the times the suite passes (`ChargeRequest.now`, and `now` of
@@ -330,9 +337,74 @@ export function describeStoreConformance<S extends PolicyStore>(name: string, ma
       expect(sends.filter((o) => o.kind === "cap_reached")).toHaveLength(4);
     });
 
+    const resets = options.reset !== false;
+    async function resetIn(store: PolicyStore, request: ResetRequest, now: number): Promise<void> {
+      expect(typeof store.reset, "the store implements reset (or run the suite with { reset: false })").toBe("function");
+      await store.reset!(request, now);
+    }
+
+    if (resets) {
+      scripted("reset clears the named budget windows, and no other window", async (store, k) => {
+        const g = k.budget("general", 2, 60);
+        const a = k.budget("audience", 2, 60);
+        const other = k.budget("other", 2, 60);
+        await charge(store, k.request(0, [g, a, other]));
+        await charge(store, k.request(1, [g, a, other]));
+        await resetIn(store, { windows: [g.key, a.key], caps: [] }, start + 2);
+        expect(await read(store, [g, a, other], start + 3)).toEqual([
+          { count: 0, resetAt: 0 },
+          { count: 0, resetAt: 0 },
+          { count: 2, resetAt: start + 60_000 },
+        ]);
+        // a cleared window starts again at its next charge
+        expect(comparableOutcome(await charge(store, k.request(4, [g])))).toMatchObject({ kind: "charged", windows: [{ count: 1, resetAt: start + 60_004 }] });
+        expect(comparableOutcome(await charge(store, k.request(5, [other]))).kind).toBe("budget_spent");
+      });
+
+      scripted("reset clears one day's count of the named cap, and no other cap; a reset of another day changes nothing", async (store, k) => {
+        const g = k.budget("general", 100, 60);
+        const send = (at: number, cap: string) => k.request(at, [g], { cap: k.cap(cap, 2, start + at) });
+        for (let i = 0; i < 2; i++) {
+          await charge(store, send(i, "nl_a"));
+          await charge(store, send(i, "nl_b"));
+        }
+        const today = k.cap("nl_a", 2, start);
+        await resetIn(store, { windows: [], caps: [{ key: today.key, day: today.day - 1, offsetMs: 0 }] }, start + 3);
+        expect(comparableOutcome(await charge(store, send(4, "nl_a")))).toMatchObject({ kind: "cap_reached", count: 2 });
+        await resetIn(store, { windows: [], caps: [{ key: today.key, day: today.day, offsetMs: 0 }] }, start + 5);
+        expect(comparableOutcome(await charge(store, send(6, "nl_a")))).toMatchObject({ kind: "charged", counted: true });
+        expect(comparableOutcome(await charge(store, send(7, "nl_b")))).toMatchObject({ kind: "cap_reached", count: 2 });
+        expect(await read(store, [g], start + 8)).toEqual([{ count: 7, resetAt: start + 60_000 }]); // budgets untouched
+      });
+
+      scripted("reset clears every idempotency record of the named scope, and no other record", async (store, k) => {
+        const g = k.budget("general", 100, 60);
+        const write = (at: number, scope: string, key: string, fingerprint: string) => k.request(at, [g], { idempotency: k.scopedKey(scope, key, fingerprint) });
+        await charge(store, write(0, "c1", "k1", "POST /a"));
+        await charge(store, write(1, "c1", "k2", "POST /b"));
+        await charge(store, write(2, "c2", "k1", "POST /a"));
+        await charge(store, k.request(3, [g], { idempotency: k.key("k1", "POST /a") }));
+        await resetIn(store, { windows: [], caps: [], idempotencyScope: k.scope("c1") }, start + 4);
+        // c1's keys are new again: another fingerprint is no conflict, and not a replay
+        expect(comparableOutcome(await charge(store, write(5, "c1", "k1", "POST /z")))).toMatchObject({ kind: "charged", replay: false });
+        expect(comparableOutcome(await charge(store, write(6, "c1", "k2", "POST /z")))).toMatchObject({ kind: "charged", replay: false });
+        expect(comparableOutcome(await charge(store, write(7, "c2", "k1", "POST /z")))).toMatchObject({ kind: "conflict", fingerprint: "POST /a" });
+        expect(comparableOutcome(await charge(store, k.request(8, [g], { idempotency: k.key("k1", "POST /z") })))).toMatchObject({ kind: "conflict" });
+      });
+
+      scripted("a cap charge cleared by reset no longer releases; a reset of nothing recorded is no error", async (store, k) => {
+        const g = k.budget("general", 100, 60);
+        const first = k.request(0, [g], { cap: k.cap("nl", 1, start), idempotency: k.scopedKey("c1", "k1", "POST /send") });
+        const counted = await charge(store, first);
+        await resetIn(store, { windows: [], caps: [{ key: first.cap!.key, day: first.cap!.day, offsetMs: 0 }] }, start + 1);
+        expect(await store.release(k.ticket(first, counted), start + 2)).toBe(false);
+        await resetIn(store, { windows: [k.budget("unused", 1, 1).key], caps: [{ key: k.cap("none", 1, start).key, day: first.cap!.day, offsetMs: 0 }], idempotencyScope: k.scope("nobody") }, start + 3);
+      });
+    }
+
     it("differential: random ChargeRequest programs give MemoryStore's outcomes, releases and readings", async () => {
       await fc.assert(
-        fc.asyncProperty(arbProgram(maxSteps), async (program) => {
+        fc.asyncProperty(arbProgram(maxSteps, resets), async (program) => {
           const store = await fresh();
           const reference = new MemoryStore();
           const prefix = `diff${++suite}:`;
@@ -377,7 +449,8 @@ function comparableEntry(entry: TraceEntry, offsetMs: number): unknown {
 type ProgramOp =
   | { op: "charge"; advance: number; budgets: number[]; refused: boolean; idem: [number, number] | null; cap: [number, CapName] | null }
   | { op: "release"; advance: number; pick: number }
-  | { op: "read"; advance: number; budgets: number[] };
+  | { op: "read"; advance: number; budgets: number[] }
+  | { op: "reset"; advance: number; budgets: number[]; cap: number | null; scope: number | null };
 
 interface Program {
   start: number;
@@ -388,7 +461,7 @@ interface Program {
   ops: ProgramOp[];
 }
 
-function arbProgram(maxSteps: number): fc.Arbitrary<Program> {
+function arbProgram(maxSteps: number, resets: boolean): fc.Arbitrary<Program> {
   const advance = fc.oneof(
     { weight: 6, arbitrary: fc.integer({ min: 0, max: 1500 }) },
     { weight: 2, arbitrary: fc.integer({ min: 1, max: 6 }).map((s) => s * 1000) },
@@ -409,6 +482,20 @@ function arbProgram(maxSteps: number): fc.Arbitrary<Program> {
     },
     { weight: 2, arbitrary: fc.record({ op: fc.constant("release" as const), advance, pick: fc.nat() }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("read" as const), advance, budgets: budgetSet }) },
+    ...(resets
+      ? [
+          {
+            weight: 1,
+            arbitrary: fc.record({
+              op: fc.constant("reset" as const),
+              advance,
+              budgets: fc.uniqueArray(fc.nat({ max: 3 }), { maxLength: 2 }),
+              cap: fc.option(fc.nat({ max: 1 }), { nil: null }),
+              scope: fc.option(fc.nat({ max: 1 }), { nil: null }),
+            }),
+          },
+        ]
+      : []),
   );
   return fc.record({
     start: fc.integer({ min: Date.UTC(2031, 0, 1), max: Date.UTC(2032, 0, 1) }),
@@ -434,7 +521,16 @@ async function runProgram(program: Program, prefix: string, reference: PolicySto
     const op = program.ops[step]!;
     now += op.advance;
     const at = `step ${step} (${op.op} at +${now - program.start} ms)`;
-    if (op.op === "read") {
+    if (op.op === "reset") {
+      // a credential-like reset: some windows, one cap's today, one scope of idempotency records
+      const request: ResetRequest = {
+        windows: op.budgets.map((i) => budgets[i]!.key),
+        caps: op.cap === null ? [] : [{ key: `${prefix}c${op.cap}`, day: dayOf(now, program.offsetMs).day, offsetMs: program.offsetMs }],
+        ...(op.scope !== null && { idempotencyScope: `${prefix}s${op.scope}` }),
+      };
+      await reference.reset!(request, now);
+      await store.reset!(request, now);
+    } else if (op.op === "read") {
       const chosen = op.budgets.map((i) => budgets[i]!);
       expect(await io.read(store, chosen, now), at).toEqual(await io.read(reference, chosen, now));
     } else if (op.op === "release") {
@@ -451,7 +547,8 @@ async function runProgram(program: Program, prefix: string, reference: PolicySto
         now,
         budgets: op.budgets.map((i) => budgets[i]!),
         refused: op.refused,
-        ...(op.idem && { idempotency: { key: `${prefix}k${op.idem[0]}`, fingerprint: `POST /f${op.idem[1]}`, ttlMs: program.ttlMs } }),
+        // keys 0 and 2 in scope 0, key 1 in scope 1 (what a reset clears by scope)
+        ...(op.idem && { idempotency: { key: `${prefix}s${op.idem[0] % 2}:k${op.idem[0]}`, fingerprint: `POST /f${op.idem[1]}`, ttlMs: program.ttlMs, scope: `${prefix}s${op.idem[0] % 2}` } }),
         ...(op.cap && {
           cap: { name: capName, key: `${prefix}c${capIndex}`, limit: program.capLimits[capIndex]!, offsetMs: program.offsetMs, ...dayOf(now, program.offsetMs) },
         }),
