@@ -109,3 +109,5 @@ const peer = await measure("rate-limiter-flexible RateLimiterMemory: 2 budgets o
 console.log(`\nratio policy.check / RateLimiterMemory (allowed, higher is better): ${(checkAllowed / peer).toFixed(2)}×`);
 console.log(`ratio evaluate / RateLimiterMemory (allowed):                      ${(evalAllowed / peer).toFixed(2)}×`);
 console.log(`ratio evaluate 403 / evaluate allowed:                             ${(evalForbidden / evalAllowed).toFixed(2)}×`);
+
+await import("./telemetry.js"); // onDecision on vs off (bench/telemetry.ts)
