@@ -49,7 +49,12 @@ export interface CreatePolicyOptions {
   onHookError?: (error: unknown, decision: Decision) => void;
 }
 
-/** Options of {@link Policy.status}. */
+/**
+ * Options of {@link Policy.status}.
+ *
+ * @example
+ * const body = await policy.status(credential, { limits: PLANS.paid });
+ */
 export interface StatusOptions {
   /** The plan's limits, as passed to `check` in `who.limits`. Default: the config's. */
   limits?: Limits;

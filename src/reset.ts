@@ -26,7 +26,12 @@ import type { Credential } from "./types.js";
  */
 export type ResetTarget = { readonly credential: Pick<Credential, "id" | "kind"> } | { readonly newsletter: string };
 
-/** A daily cap's count to clear: the cap key (without the day) and the day. */
+/**
+ * A daily cap's count to clear: the cap key (without the day) and the day.
+ *
+ * @example
+ * const cap: ResetCap = { key: "d:4.nl_1", day: 20_414, offsetMs: 0 };
+ */
 export interface ResetCap {
   readonly key: string;
   /** Day index by the host's clock (see `CapCharge.day`). */
@@ -38,6 +43,10 @@ export interface ResetCap {
 /**
  * Exactly what a store clears for one reset; plain JSON data, built by the policy. A store clears
  * these and nothing else.
+ *
+ * @example
+ * // what policy.reset({ newsletter: "nl_1" }) asks of the store
+ * const request: ResetRequest = { windows: [], caps: [{ key: "d:4.nl_1", day: 20_414, offsetMs: 0 }] };
  */
 export interface ResetRequest {
   /** Budget window keys to clear (their counts start again at the next charge). */

@@ -101,6 +101,19 @@ describe("reset over the stores", () => {
     expect(left.filter((k) => /^[kibt]:/.test(k))).toEqual([]);
   });
 
+  it("RedisStore with Redis's clock (clock: \"redis\") resets today's dispatch count by Redis's today", async () => {
+    const { prefix, redis } = redisPrefix();
+    const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(redis), prefix, clock: "redis" }) });
+    expect((await policy.check(send("nl_1", "a_1"), as(alice))).status).toBe(200);
+    expect((await policy.check(send("nl_1", "a_2"), as(alice))).status).toBe(429);
+    await policy.reset({ newsletter: "nl_1" });
+    expect((await policy.check(send("nl_1", "a_3"), as(alice))).status).toBe(200);
+    await policy.check(testSend(), as(alice));
+    expect((await policy.check(testSend(), as(alice))).status).toBe(429);
+    await policy.reset({ credential: alice });
+    expect((await policy.check(testSend(), as(alice))).status).toBe(200);
+  });
+
   it("a store without reset: policy.reset throws PolicyConfigError naming store.reset (the method is optional for older stores)", async () => {
     const legacy: PolicyStore = { charge: () => ({ kind: "budget_spent", windows: [] }), release: () => false, read: () => [] };
     const policy = createPolicy({ store: legacy });
