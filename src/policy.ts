@@ -157,19 +157,24 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     return t;
   }
 
-  /** A host hook must not break the request it is told of. */
+  /** Tells the host's error hook; if that throws too, there is nothing more to tell. */
+  function report(error: unknown, decision: Decision): void {
+    try {
+      onHookError?.(error, decision);
+    } catch {
+      // dropped: a hook never breaks a request
+    }
+  }
+
+  /** A host hook must not break the request it is told of: a throw or a rejection goes to onHookError. */
   function hook(run: () => unknown, decision: Decision): void {
     try {
       const result = run();
       if (typeof (result as Promise<unknown> | undefined)?.then === "function") {
-        (result as Promise<unknown>).then(undefined, (error: unknown) => onHookError?.(error, decision));
+        (result as Promise<unknown>).then(undefined, (error: unknown) => report(error, decision));
       }
     } catch (error) {
-      try {
-        onHookError?.(error, decision);
-      } catch {
-        // the host's error hook threw too: nothing more to tell
-      }
+      report(error, decision);
     }
   }
 
