@@ -8,7 +8,7 @@
  * with a warning, except under CI=true, where it fails.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -122,6 +122,62 @@ globalThis.hasNodeProcess = typeof process !== "undefined";`,
     expect(bars.some((b) => b.cls === "refused" && b.width > 0)).toBe(true);
     // self-contained: the page fetched nothing but itself
     expect(requests).toEqual([pathToFileURL(report).href]);
+    await page.close();
+  });
+
+  it("the playground page: set grants, role and request; the rendered decision is evaluate's", async () => {
+    // the page and its bundle, built as `npm run build:playground` builds them, into a scratch folder
+    copyFileSync(join(root, "docs/playground/index.html"), join(dir, "index.html"));
+    execFileSync(process.execPath, [join(root, "scripts/build-playground.mjs"), join(dir, "playground.js")], { cwd: root, stdio: "ignore" });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(pathToFileURL(join(dir, "index.html")).href);
+    const shown = async () => ({
+      status: await page.$eval("#decision", (d) => (d as HTMLElement).dataset.status),
+      decision: await page.textContent("#decision"),
+      reason: await page.textContent("#reason"),
+      headers: await page.textContent("#headers"),
+      body: await page.textContent("#body-out"),
+    });
+
+    // spec §7 #1: content and insights read, no audience: subscribers are refused
+    await page.selectOption("#grant-audience", "none");
+    await page.fill("#path", "/newsletters/nl_1/subscribers?limit=100");
+    let out = await shown();
+    expect(out.decision).toBe("403 insufficient_scope — subscribers.list");
+    expect(out.reason).toContain("spec §7 row #1): needs audience: read");
+    const { evaluate, emptyUsage } = await import(pathToFileURL(join(root, "dist/index.js")).href);
+    const credential = { id: "playground_key", kind: "api_key", account: false, newsletters: { nl_1: { content: "read", insights: "read" } } };
+    const expected = evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100", newsletter: "nl_1" }, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: Date.UTC(2026, 10, 23, 10) }).decision;
+    expect(JSON.parse(out.body!)).toEqual(expected.body);
+    expect(out.headers).toBe(Object.entries(expected.headers).map(([n, v]) => `${n}: ${v}`).join("\n"));
+    expect(await page.$eval('#permitted tr[data-operation="subscribers.list"] td:last-child', (td) => td.textContent)).toBe("403 insufficient_scope (needs audience: read)");
+
+    // granting audience: read allows it; the 61st request in a minute is throttled by audience (spec §8)
+    await page.selectOption("#grant-audience", "read");
+    expect((await shown()).decision).toBe("200 allowed — subscribers.list");
+    await page.fill("#times", "61");
+    out = await shown();
+    expect(out.status).toBe("429");
+    expect(out.headers).toMatch(/Retry-After: \d+/);
+    expect(out.reason).toContain("the audience budget (60 requests per 60 s) is spent");
+
+    // spec §5.6: an editor's settings are capped at read (a host operation from the config box)
+    await page.fill("#times", "1");
+    await page.fill("#config", JSON.stringify({ operations: [{ id: "settings.update", method: "PATCH", path: "/newsletters/{newsletter}/settings", needs: "settings: write" }] }));
+    await page.selectOption("#grant-settings", "write");
+    await page.selectOption("#role", "editor");
+    await page.selectOption("#method", "PATCH");
+    await page.fill("#path", "/newsletters/nl_1/settings");
+    out = await shown();
+    expect(out.decision).toBe("403 insufficient_scope — settings.update");
+    expect(out.reason).toContain("row #2");
+
+    // a config mistake is shown, not thrown
+    await page.fill("#config", '{"budgets":{"audience":{"limit":0}}}');
+    expect(await page.textContent("#error")).toContain("budgets.audience.limit");
+    expect(errors).toEqual([]);
     await page.close();
   });
 });
