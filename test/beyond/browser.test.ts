@@ -101,11 +101,12 @@ globalThis.hasNodeProcess = typeof process !== "undefined";`,
     const requests: string[] = [];
     page.on("request", (r) => requests.push(r.url()));
     await page.goto(pathToFileURL(report).href);
-    const read = (id: string) =>
+    // the page's DOM, read in the page (this file is compiled without the DOM types)
+    const read = (id: string): Promise<Record<string, string> & { rows: string[][] }> =>
       page.$eval(`#${id}`, (table) => ({
-        ...(table as HTMLElement).dataset,
-        rows: [...table.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
-      }));
+        ...Object.fromEntries(["requests", "allowed", "throttled", "capped", "refused"].map((name) => [name, table.getAttribute(`data-${name}`) ?? ""])),
+        rows: [...table.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+      })) as Promise<Record<string, string> & { rows: string[][] }>;
     const summary = await read("summary");
     const compared = await read("summary-compare");
     const total = (record: Record<string, number>) => String(Object.values(record).reduce((a, b) => a + b, 0));
@@ -116,7 +117,7 @@ globalThis.hasNodeProcess = typeof process !== "undefined";`,
       expect(table).toMatchObject({ requests: String(totals.requests), allowed: String(totals.allowed), throttled: total(totals.throttled), capped: total(totals.capped), refused: total(totals.refused) });
     }
     expect(summary.rows.map((r) => [r[0], r[1], r[3]])).toEqual(out.summary.map((r: { credential: string; newsletter: string; allowed: number }) => [r.credential, r.newsletter, String(r.allowed)]));
-    expect(await page.$eval("#changed", (p) => (p as HTMLElement).dataset.count)).toBe(String(out.compare.changed.length));
+    expect(await page.$eval("#changed", (p) => p.getAttribute("data-count"))).toBe(String(out.compare.changed.length));
     // the timeline is drawn: bars with a size, refusals among them
     const bars = await page.$$eval("#timeline-compare svg rect", (rects) => rects.map((r) => ({ cls: r.getAttribute("class"), width: r.getBoundingClientRect().width })));
     expect(bars.some((b) => b.cls === "refused" && b.width > 0)).toBe(true);
@@ -134,7 +135,7 @@ globalThis.hasNodeProcess = typeof process !== "undefined";`,
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(pathToFileURL(join(dir, "index.html")).href);
     const shown = async () => ({
-      status: await page.$eval("#decision", (d) => (d as HTMLElement).dataset.status),
+      status: await page.$eval("#decision", (d) => d.getAttribute("data-status")),
       decision: await page.textContent("#decision"),
       reason: await page.textContent("#reason"),
       headers: await page.textContent("#headers"),
