@@ -40,7 +40,7 @@ describe.skipIf(!available && !ci)("in a browser (headless Chromium)", () => {
     await browser?.close();
   });
 
-  it("the core entry imports no Node built-in", () => {
+  it("the core entry and the client import no Node built-in", () => {
     const seen = new Set<string>();
     const visit = (file: string) => {
       if (seen.has(file)) return;
@@ -50,6 +50,7 @@ describe.skipIf(!available && !ci)("in a browser (headless Chromium)", () => {
       for (const [, chunk] of code.matchAll(/from\s*["'](\.\/[^"']+)["']/g)) visit(join(root, "dist", chunk!));
     };
     visit(join(root, "dist/index.js"));
+    visit(join(root, "dist/client/index.js"));
   });
 
   it("replays the demo's day on the built ESM bundle; every decision equals Node's", async () => {
