@@ -5,7 +5,8 @@ export default defineConfig([
     entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts" },
     format: ["esm", "cjs"],
     dts: true,
-    clean: true,
+    // the bin below builds in parallel into the same folder: leave its file alone
+    clean: ["**/*", "!cli.js"],
     sourcemap: true,
     target: "node20",
     treeshake: true,

@@ -7,7 +7,7 @@ import { resolveConfig, type CompiledOperation, type PolicyConfig, type PolicyOp
 import { assertCredential, assertRoles } from "./evaluate.js";
 import type { Method } from "./catalogue.js";
 import { plan, type Plan } from "./plan.js";
-import type { Requirement, Who } from "./types.js";
+import type { PolicyRequest, Requirement, Who } from "./types.js";
 
 /** Why an operation would be refused, as `evaluate` would answer it (status, code and message). */
 export interface PermittedRefusal {
@@ -64,7 +64,7 @@ const PROBE = "__newsletter_policy_permitted_probe__";
  * A request that matches `op` on `newsletter` and is valid input: parameters keep their template
  * names (`{article}` cannot equal a literal segment, so routing picks `op`), lists get their minimum.
  */
-function probe(op: CompiledOperation, newsletter: string, query: string): Record<string, unknown> {
+function probe(op: CompiledOperation, newsletter: string, query: string): PolicyRequest {
   const path = op.spec.path
     .split("/")
     .map((segment) => (segment === "{newsletter}" ? encodeURIComponent(newsletter) : segment.startsWith("{") ? encodeURIComponent(segment) : segment))

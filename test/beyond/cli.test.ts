@@ -134,3 +134,21 @@ describe("npx newsletter-policy replay", () => {
     expect(grants.stderr).toContain('"audience:admin" is not <family>:<level>');
   });
 });
+
+describe("docs/cli.md stays true", () => {
+  it("every `$ npx newsletter-policy …` block shows what the command prints (a block ending in … shows its start)", async () => {
+    const doc = readFileSync(join(root, "docs/cli.md"), "utf8");
+    const blocks = [...doc.matchAll(/```console\n\$ npx newsletter-policy (.+)\n([\s\S]*?)```/g)];
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    for (const [, command, shown] of blocks) {
+      const args = [...command!.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).map((a) => (a === "report.html" ? join(dir, "report.html") : a));
+      const { code, stdout } = await cli(args);
+      expect(code, command).toBe(0);
+      const expected = shown!.replace(/\n$/, "");
+      const actual = stdout.replace(/\n$/, "").replace(join(dir, "report.html"), "report.html");
+      if (expected.endsWith("\n…")) expect(actual.startsWith(expected.slice(0, -2)), command).toBe(true);
+      else expect(actual, command).toBe(expected);
+    }
+  });
+});
+
