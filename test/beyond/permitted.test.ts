@@ -16,6 +16,13 @@ describe("permitted: what a credential may do on a newsletter (spec §2, §5, §
     expect(p.operations.every((o) => o.allowed === (o.refusal === undefined))).toBe(true);
   });
 
+  it("each operation is asked about itself: a host operation with a literal segment does not shadow the catalogue's template", () => {
+    const config = defineConfig({ operations: [{ id: "articles.featured", method: "POST", path: "/articles/featured/send", needs: "content: write" }] });
+    const p = permitted({ credential: key({ content: "write" }), roles: { nl_1: "owner" } }, "nl_1", config);
+    expect(op(p, "articles.featured").allowed).toBe(true);
+    expect(op(p, "articles.send").refusal).toMatchObject({ case: 1, needs: "sending: write" });
+  });
+
   it("spec §7 #1: an operation whose family the key lacks is refused with 403 case 1 and the needed permission", () => {
     const p = permitted({ credential: key({ content: "read", insights: "read" }), roles: { nl_1: "owner" } }, "nl_1");
     expect(op(p, "subscribers.list")).toMatchObject({ allowed: false, refusal: { status: 403, code: "insufficient_scope", case: 1, needs: "audience: read" } });
