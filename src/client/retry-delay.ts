@@ -82,7 +82,8 @@ function backoff(options: RetryDelayOptions): number {
  * "Retrying: no").
  *
  * - 429: `Retry-After` (spec §7: whole seconds; for a daily cap, whose message says it is a daily
- *   limit, hours — or seconds when the message or `dailyRetryAfter` says so); without it,
+ *   limit, hours — or seconds when the message or `dailyRetryAfter` says so; with no readable body,
+ *   a 429 whose `RateLimit-Remaining` is above 0 is a daily cap, since a spent budget shows 0); without it,
  *   `RateLimit-Reset` when `RateLimit-Remaining` is 0; otherwise a backoff.
  * - 502, 503, 504: `Retry-After` when present, else exponential backoff with jitter.
  *
@@ -102,8 +103,11 @@ export async function retryDelay(response: ResponseLike, options: RetryDelayOpti
     if (after !== undefined && "ms" in after) return after.ms;
     const message = await errorMessage(response, options.body);
     if (after !== undefined) {
-      const daily = message !== undefined && DAILY.test(message);
-      const unit = daily ? (message.match(UNIT)?.[1]?.toLowerCase() ?? options.dailyRetryAfter ?? "hours") : "seconds";
+      // Without a message: a spent budget's 429 shows that budget, so RateLimit-Remaining is 0 there;
+      // remaining requests mean the budgets had room and a daily cap refused.
+      const remaining = Number(response.headers.get("RateLimit-Remaining") ?? "0");
+      const daily = message !== undefined ? DAILY.test(message) : remaining > 0;
+      const unit = daily ? (message?.match(UNIT)?.[1]?.toLowerCase() ?? options.dailyRetryAfter ?? "hours") : "seconds";
       return after.count * (unit === "hours" ? HOUR_MS : 1000);
     }
     const reset = response.headers.get("RateLimit-Reset");

@@ -128,6 +128,20 @@ describe("retryDelay: how long to wait, from the server's own answer (spec §7, 
     expect(await retryDelay(budget, { dailyRetryAfter: "hours" })).toBe(3_000);
   });
 
+  it("no readable body: a 429 with requests remaining in the budgets is a daily cap (hours); one with none left is a budget (seconds)", async () => {
+    reset({ caps: { dispatch: { limit: 1 } } });
+    await fetch(`${base}/articles/a_1/send`, send("a_1"));
+    const capped = await fetch(`${base}/articles/a_2/send`, send("a_2"));
+    await capped.text(); // the body is consumed: only the headers are left to read
+    expect(capped.headers.get("RateLimit-Remaining")).not.toBe("0");
+    expect(await retryDelay(capped)).toBe(14 * 3_600_000);
+    reset({ budgets: { audience: { limit: 1, window: 60 } } });
+    await fetch(`${base}/newsletters/nl_1/subscribers`);
+    const throttled = await fetch(`${base}/newsletters/nl_1/subscribers`);
+    await throttled.text();
+    expect(await retryDelay(throttled)).toBe(60_000);
+  });
+
   it("RFC 9110: Retry-After as an HTTP date; without Retry-After, RateLimit-Reset when RateLimit-Remaining is 0", async () => {
     const at = new Date(T0 + 90_000).toUTCString();
     expect(await retryDelay(new Response(null, { status: 429, headers: { "Retry-After": at } }), { now: () => T0 })).toBe(90_000);
