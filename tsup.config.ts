@@ -1,12 +1,26 @@
 import { defineConfig } from "tsup";
 
-export default defineConfig({
-  entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts" },
-  format: ["esm", "cjs"],
-  dts: true,
-  clean: true,
-  sourcemap: true,
-  target: "node20",
-  treeshake: true,
-  external: ["fast-check", "immer", "vitest"],
-});
+export default defineConfig([
+  {
+    entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts" },
+    format: ["esm", "cjs"],
+    dts: true,
+    // the bin below builds in parallel into the same folder: leave its file alone
+    clean: ["**/*", "!cli.js"],
+    sourcemap: true,
+    target: "node20",
+    treeshake: true,
+    external: ["fast-check", "immer", "vitest"],
+  },
+  // The `newsletter-policy` bin: one ESM file; esbuild keeps src/cli/index.ts's shebang and tsup marks it executable.
+  {
+    entry: { cli: "src/cli/index.ts" },
+    format: ["esm"],
+    dts: false,
+    clean: false,
+    sourcemap: false,
+    target: "node20",
+    platform: "node",
+    external: ["immer"],
+  },
+]);

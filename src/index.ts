@@ -10,6 +10,7 @@ export { defineConfig } from "./config.js";
 export { credentialFromScopes } from "./oauth.js";
 export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
+export { permitted } from "./permitted.js";
 
 export type { Usage, PolicyState, Buckets } from "./evaluate.js";
 export type { Policy, CreatePolicyOptions, StatusOptions } from "./policy.js";
@@ -20,6 +21,7 @@ export type { MemoryStoreOptions } from "./memory-store.js";
 export type { PolicyConfig, PolicyOptions, BudgetOptions, BudgetSpec } from "./config.js";
 export type { ScopeGrant } from "./oauth.js";
 export type { OperationSpec, FilterRule, ListField, Method } from "./catalogue.js";
+export type { Permissions, PermittedOperation, PermittedRefusal, FilterValues } from "./permitted.js";
 export type {
   PolicyStore,
   ChargeRequest,

@@ -1,0 +1,45 @@
+/**
+ * Config files for the CLI: `.json` holding the options object, or `.js`/`.mjs`/`.cjs` exporting it
+ * (as `default` or as `config`). Either way it is the options you would pass to `defineConfig`,
+ * validated by it, so a typo fails with the field's name.
+ */
+import { readFile } from "node:fs/promises";
+import { extname, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { defineConfig, type PolicyConfig, type PolicyOptions } from "../config.js";
+import { CliError } from "./cli-error.js";
+
+/**
+ * Loads and validates a config file.
+ *
+ * @param path - a `.json`, `.js`, `.mjs` or `.cjs` file; undefined: the spec's defaults.
+ * @returns the validated config.
+ * @throws CliError for an unreadable file, bad JSON or another extension; PolicyConfigError for invalid options.
+ */
+export async function loadConfig(path: string | undefined): Promise<PolicyConfig> {
+  if (path === undefined) return defineConfig();
+  const file = resolve(path);
+  const ext = extname(file);
+  let options: unknown;
+  if (ext === ".json") {
+    const text = await readFile(file, "utf8").catch((error: Error) => {
+      throw new CliError(`${path}: ${error.message}`);
+    });
+    try {
+      options = JSON.parse(text);
+    } catch (error) {
+      throw new CliError(`${path}: not JSON (${(error as Error).message})`);
+    }
+  } else if (ext === ".js" || ext === ".mjs" || ext === ".cjs") {
+    const module = (await import(pathToFileURL(file).href).catch((error: Error) => {
+      throw new CliError(`${path}: ${error.message}`);
+    })) as { default?: unknown; config?: unknown };
+    options = module.config ?? module.default;
+    // a CommonJS file's module.exports arrives as `default`
+    if (typeof options === "object" && options !== null && "config" in options && Object.keys(options).length === 1) options = (options as { config: unknown }).config;
+  } else {
+    throw new CliError(`${path}: a config file is .json, .js, .mjs or .cjs; got "${ext || "no extension"}"`);
+  }
+  if (typeof options !== "object" || options === null) throw new CliError(`${path}: must hold (or export as default or "config") the options object of defineConfig`);
+  return defineConfig(options as PolicyOptions);
+}

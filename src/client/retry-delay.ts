@@ -1,0 +1,123 @@
+/**
+ * How long a client should wait before sending a refused request again, read from the answer the
+ * way spec §7 and §8 write it: `Retry-After` (whole seconds, or hours for a daily cap), the
+ * `RateLimit-*` headers and the error body. Runs anywhere the Fetch API does; no Node built-ins.
+ */
+
+/** The parts of a Fetch `Response` that {@link retryDelay} reads. A real `Response` fits. */
+export interface ResponseLike {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  /** Used to read the error body without consuming the caller's copy. */
+  clone?(): { text(): Promise<string> };
+  readonly bodyUsed?: boolean;
+}
+
+/** Options of {@link retryDelay}. */
+export interface RetryDelayOptions {
+  /**
+   * The unit of a daily cap's `Retry-After` when the error message does not name it: `hours` as the
+   * spec says (default), or `seconds` for a server configured with `dailyRetryAfter: "seconds"`.
+   * A message that names the unit ("Retry-After is in seconds") wins.
+   */
+  dailyRetryAfter?: "hours" | "seconds";
+  /** Attempts already retried (0 after the first answer), for the backoff of a 503 without `Retry-After`. Default 0. */
+  attempt?: number;
+  /** First backoff step in ms; doubled per attempt. Default 500. */
+  baseDelayMs?: number;
+  /** Longest backoff in ms (not applied to a server's `Retry-After`). Default 30 000. */
+  maxBackoffMs?: number;
+  /** A number in [0, 1) for backoff jitter. Default `Math.random`. */
+  random?: () => number;
+  /** The clock for an HTTP-date `Retry-After`, ms since the epoch. Default `Date.now`. */
+  now?: () => number;
+  /** The error body when the caller has already read it (then the response body is not read). */
+  body?: unknown;
+}
+
+const HOUR_MS = 3_600_000;
+/** Answers a retry can fix: the budget or cap refills (429), or the server's store comes back (502–504). */
+const BACKOFF_STATUSES = new Set([502, 503, 504]);
+
+/** spec §7: the message of a daily cap "says it is a daily limit". */
+const DAILY = /\bdaily\b/i;
+const UNIT = /Retry-After is (?:measured )?in (hours|seconds)/i;
+
+async function errorMessage(response: ResponseLike, given: unknown): Promise<string | undefined> {
+  let body = given;
+  if (body === undefined && response.clone !== undefined && response.bodyUsed !== true) {
+    try {
+      const text = await response.clone().text();
+      body = text === "" ? undefined : JSON.parse(text);
+    } catch {
+      return undefined; // not JSON: there is no message to read
+    }
+  }
+  const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
+  const message = typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
+  return typeof message === "string" ? message : undefined;
+}
+
+/** `Retry-After` as a count of units, or as an HTTP date in ms from now (RFC 9110 §10.2.3). */
+function readRetryAfter(value: string | null, now: () => number): { count: number } | { ms: number } | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return { count: Number(text) };
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? { ms: Math.max(0, at - now()) } : undefined;
+}
+
+function backoff(options: RetryDelayOptions): number {
+  const base = options.baseDelayMs ?? 500;
+  const cap = options.maxBackoffMs ?? 30_000;
+  const step = Math.min(cap, base * 2 ** Math.max(0, options.attempt ?? 0));
+  // "equal jitter": half the step for sure, half at random, so that many clients do not retry in step
+  return Math.round(step / 2 + (step / 2) * (options.random ?? Math.random)());
+}
+
+/**
+ * How long to wait before sending the same request again, or `undefined` when sending it again
+ * cannot help: a 400, 403, 404 or 409 (and any other answer but 429, 502, 503 and 504) needs a
+ * different request, a wider permission or a new key first (spec §7: `insufficient_scope` —
+ * "Retrying: no").
+ *
+ * - 429: `Retry-After` (spec §7: whole seconds; for a daily cap, whose message says it is a daily
+ *   limit, hours — or seconds when the message or `dailyRetryAfter` says so; with no readable body,
+ *   a 429 whose `RateLimit-Remaining` is above 0 is a daily cap, since a spent budget shows 0); without it,
+ *   `RateLimit-Reset` when `RateLimit-Remaining` is 0; otherwise a backoff.
+ * - 502, 503, 504: `Retry-After` when present, else exponential backoff with jitter.
+ *
+ * @param response - a Fetch `Response` (its body is read from a clone, so the caller can still read it).
+ * @param options - `dailyRetryAfter` (default `hours`), `attempt` and the backoff settings, `body` when already read.
+ * @returns milliseconds to wait, or `undefined` when a retry cannot help.
+ * @example
+ * const response = await fetch(url);
+ * const wait = await retryDelay(response);
+ * if (wait !== undefined && wait < 60_000) setTimeout(sendAgain, wait);
+ */
+export async function retryDelay(response: ResponseLike, options: RetryDelayOptions = {}): Promise<number | undefined> {
+  const now = options.now ?? Date.now;
+  const status = response.status;
+  if (status === 429) {
+    const after = readRetryAfter(response.headers.get("Retry-After"), now);
+    if (after !== undefined && "ms" in after) return after.ms;
+    const message = await errorMessage(response, options.body);
+    if (after !== undefined) {
+      // Without a message: a spent budget's 429 shows that budget, so RateLimit-Remaining is 0 there;
+      // remaining requests mean the budgets had room and a daily cap refused.
+      const remaining = Number(response.headers.get("RateLimit-Remaining") ?? "0");
+      const daily = message !== undefined ? DAILY.test(message) : remaining > 0;
+      const unit = daily ? (message?.match(UNIT)?.[1]?.toLowerCase() ?? options.dailyRetryAfter ?? "hours") : "seconds";
+      return after.count * (unit === "hours" ? HOUR_MS : 1000);
+    }
+    const reset = response.headers.get("RateLimit-Reset");
+    if (response.headers.get("RateLimit-Remaining")?.trim() === "0" && reset !== null && /^\d+$/.test(reset.trim())) return Number(reset.trim()) * 1000;
+    return backoff(options);
+  }
+  if (BACKOFF_STATUSES.has(status)) {
+    const after = readRetryAfter(response.headers.get("Retry-After"), now);
+    if (after === undefined) return backoff(options);
+    return "ms" in after ? after.ms : after.count * 1000;
+  }
+  return undefined;
+}

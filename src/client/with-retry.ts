@@ -1,0 +1,114 @@
+/**
+ * A Fetch wrapper that retries the way spec §1.4 and §7 ask: the same request after `Retry-After`
+ * and not before, with the same `Idempotency-Key` for a write, and never when a retry cannot help.
+ */
+import { retryDelay, type RetryDelayOptions } from "./retry-delay.js";
+
+/** A Fetch-style function: the global `fetch`, undici's, or a framework's `app.request`. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** What {@link WithRetryOptions.onRetry} is told before each wait. */
+export interface RetryEvent {
+  /** 1 for the first retry. */
+  readonly attempt: number;
+  readonly delayMs: number;
+  /** The refused answer, or the network error, that caused the retry. */
+  readonly response?: Response;
+  readonly error?: unknown;
+  /** The `Idempotency-Key` every attempt of a write carries. */
+  readonly idempotencyKey?: string;
+}
+
+/** Options of {@link withRetry}. */
+export interface WithRetryOptions extends Pick<RetryDelayOptions, "dailyRetryAfter" | "baseDelayMs" | "maxBackoffMs" | "random" | "now"> {
+  /** Longest single wait in ms; an answer that asks for more is returned as it is. Default 60 000. */
+  maxWaitMs?: number;
+  /** Most attempts in all, the first included. Default 3. */
+  maxAttempts?: number;
+  /** Waits `ms`, rejecting when `signal` aborts. Default: a timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** A new `Idempotency-Key` for a write that has none. Default `crypto.randomUUID()` (Web Crypto). */
+  idempotencyKey?: () => string;
+  /** Told before each wait; for logs. */
+  onRetry?: (event: RetryEvent) => void;
+}
+
+const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function timer(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const id = setTimeout(() => {
+      signal?.removeEventListener("abort", abort);
+      resolve();
+    }, ms);
+    function abort() {
+      clearTimeout(id);
+      reject(signal!.reason);
+    }
+    signal?.addEventListener("abort", abort, { once: true });
+  });
+}
+
+function isRequest(input: unknown): input is Request {
+  return typeof Request !== "undefined" && input instanceof Request;
+}
+
+/**
+ * Wraps a Fetch-style function so that refused requests are sent again when, and only when, a retry
+ * can help (see `retryDelay`): after `Retry-After` for a 429, with backoff for a 502–504 or a
+ * network error. Every attempt of a write (any method but GET, HEAD, OPTIONS) carries the same
+ * `Idempotency-Key`: the caller's, or a new random one added to the first attempt, so the server
+ * counts a retried send once (spec §8). A wait longer than `maxWaitMs` (a daily cap's hours) is not
+ * waited: that answer is returned as it is, like every refusal that retrying cannot fix.
+ *
+ * @param fetch - the function to wrap, e.g. `globalThis.fetch`.
+ * @param options - `maxWaitMs` (default 60 000), `maxAttempts` (default 3), `dailyRetryAfter`, backoff settings, `sleep`, `onRetry`.
+ * @returns a function with `fetch`'s signature.
+ * @example
+ * const fetchWithRetry = withRetry(fetch, { maxWaitMs: 30_000 });
+ * const response = await fetchWithRetry("https://api.example.com/articles/a_1/send", { method: "POST" });
+ */
+export function withRetry(fetch: FetchLike, options: WithRetryOptions = {}): FetchLike {
+  const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  const maxWaitMs = options.maxWaitMs ?? 60_000;
+  const sleep = options.sleep ?? timer;
+  const newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
+
+  return async (input, init) => {
+    const method = (init?.method ?? (isRequest(input) ? input.method : "GET")).toUpperCase();
+    const headers = new Headers(isRequest(input) ? input.headers : undefined);
+    new Headers(init?.headers).forEach((value, name) => headers.set(name, value));
+    let idempotencyKey: string | undefined;
+    if (!SAFE.has(method)) {
+      idempotencyKey = headers.get("Idempotency-Key") ?? newKey();
+      headers.set("Idempotency-Key", idempotencyKey);
+    }
+    // A stream body can be sent once only; anything else (string, bytes, form, a Request's body via clone) again.
+    const once = typeof ReadableStream !== "undefined" && init?.body instanceof ReadableStream;
+    const signal = init?.signal ?? (isRequest(input) ? input.signal : undefined);
+    const send = () => fetch(isRequest(input) ? input.clone() : input, { ...init, method, headers });
+
+    for (let attempt = 1; ; attempt++) {
+      let response: Response | undefined;
+      let error: unknown;
+      try {
+        response = await send();
+      } catch (caught) {
+        if (signal?.aborted) throw caught;
+        error = caught;
+      }
+      const last = attempt >= maxAttempts || once;
+      // a network error: the request may or may not have arrived; a read or a keyed write is safe to send again
+      const delay = response !== undefined ? await retryDelay(response, { ...options, attempt: attempt - 1 }) : await retryDelay({ status: 503, headers: new Headers() }, { ...options, attempt: attempt - 1 });
+      if (last || delay === undefined || delay > maxWaitMs) {
+        if (response !== undefined) return response;
+        throw error;
+      }
+      options.onRetry?.({ attempt, delayMs: delay, ...(response ? { response } : { error }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+      // the refused answer's body is not needed any more; free its connection
+      await response?.body?.cancel().catch(() => undefined);
+      await sleep(delay, signal ?? undefined);
+    }
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * The CLI as users run it: a subprocess (node with tsx's loader on src/cli/index.ts), real files,
+ * real stdout/stderr and exit codes. The answers are checked against the library called in-process.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { permissionTable } from "../../src/cli/permission-table.js";
+import { compare, parseTrace, replay } from "../../src/cli/replay.js";
+import { defineConfig, emptyUsage, evaluate } from "../../src/index.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "np-cli-"));
+
+function cli(args: string[], options: { tty?: boolean } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const argv = [process.execPath, "--import", "tsx", "src/cli/index.ts", ...args];
+  // a pseudo-terminal (util-linux `script`) for the progress bar; a pipe otherwise
+  const [file, list] = options.tty ? ["script", ["-qec", argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" "), "/dev/null"]] : [argv[0]!, argv.slice(1)];
+  return new Promise((resolve) => {
+    execFile(file, list, { cwd: root, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const exampleConfig = JSON.parse(readFileSync(join(root, "examples/config.json"), "utf8"));
+const traceLines = () => parseTrace(readFileSync(join(root, "examples/trace.jsonl"), "utf8").split("\n"));
+
+describe("npx newsletter-policy explain", () => {
+  it("answers 'why did this key get 403 on that endpoint?': decision, headers and the reason in words (spec §7 #1)", async () => {
+    const { code, stdout } = await cli(["explain", "--grants", "content:read insights:read", "--role", "owner", "GET", "/newsletters/nl_1/subscribers?limit=100"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("Decision: refused 403 insufficient_scope (operation subscribers.list)");
+    expect(stdout).toContain("spec §7 row #1): needs audience: read; the credential holds content: read, insights: read there");
+    expect(stdout).toContain('  RateLimit-Policy: "general";q=600;w=60, "audience";q=60;w=60');
+    expect(stdout).toContain('"allowed_values": [\n        "audience: read"');
+  });
+
+  it("--json gives the decision evaluate gives; a role cap (spec §7 #2) from a .json config's extra operation", async () => {
+    const configFile = join(dir, "settings.json");
+    writeFileSync(configFile, JSON.stringify({ operations: [{ id: "settings.update", method: "PATCH", path: "/newsletters/{newsletter}/settings", needs: "settings: write" }] }));
+    const { code, stdout } = await cli(["explain", "--config", configFile, "--grants", "settings:write", "--role", "editor", "--json", "PATCH", "/newsletters/nl_1/settings"]);
+    expect(code).toBe(0);
+    const out = JSON.parse(stdout);
+    const { decision } = evaluate(out.request, { credential: out.credential, roles: out.roles, usage: emptyUsage(), now: Date.UTC(2026, 0, 1, 12), config: JSON.parse(readFileSync(configFile, "utf8")) });
+    expect(out.decision).toEqual(JSON.parse(JSON.stringify(decision)));
+    expect(out.decision.reason).toMatchObject({ rule: "insufficient_scope", case: 2, needed: "settings: write" });
+    expect(out.reason).toContain("owner's current role caps it");
+  });
+
+  it("a send on a path without {newsletter} takes --newsletter, a body and an Idempotency-Key", async () => {
+    const { stdout } = await cli(["explain", "--grants", "sending:write", "--newsletter", "nl_1", "--body", '{"to":["a@example.com"]}', "--idempotency-key", "k1", "POST", "/articles/a_1/test-send"]);
+    expect(stdout).toContain("Decision: allowed 200 (operation articles.testSend), view full");
+    expect(stdout).toContain("It counts toward the testSend daily cap.");
+  });
+});
+
+describe("npx newsletter-policy permissions", () => {
+  it("prints docs/permissions.md for the default config (one generator for both)", async () => {
+    const { code, stdout } = await cli(["permissions"]);
+    expect(code).toBe(0);
+    expect(stdout.trimEnd()).toBe(readFileSync(join(root, "docs/permissions.md"), "utf8").trimEnd());
+  });
+
+  it("prints the table of a .mjs config's options", async () => {
+    const { stdout } = await cli(["permissions", "--config", "examples/halve-audience.mjs"]);
+    const mod = await import(join(root, "examples/halve-audience.mjs"));
+    expect(stdout.trimEnd()).toBe(permissionTable(defineConfig(mod.default)).trimEnd());
+    expect(stdout).toContain("| `audience` | 30 | 60 s |");
+  });
+});
+
+describe("npx newsletter-policy replay", () => {
+  it("summarises a trace per credential and newsletter as replay() does in-process; no progress bar into a pipe", async () => {
+    const { code, stdout, stderr } = await cli(["replay", "examples/trace.jsonl", "--config", "examples/config.json", "--json"]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    const out = JSON.parse(stdout);
+    const expected = replay(traceLines(), defineConfig(exampleConfig));
+    expect(out.summary).toEqual(expected.summary);
+    expect(out.totals).toEqual(expected.totals);
+    expect(out.totals.requests).toBe(2799);
+    expect(out.summary[0]).toMatchObject({ credential: "key_acme_sync", newsletter: "nl_acme", throttled: { audience: 20 }, capped: { dispatch: 4 } });
+  });
+
+  it("'what happens to our top customers if we halve the audience budget?' is one --compare", async () => {
+    const { code, stdout } = await cli(["replay", "examples/trace.jsonl", "--config", "examples/config.json", "--compare", "examples/halve-audience.mjs"]);
+    expect(code).toBe(0);
+    const halved = defineConfig({ ...exampleConfig, budgets: { ...exampleConfig.budgets, audience: { limit: 30, window: 60 } } });
+    const comparison = compare(replay(traceLines(), defineConfig(exampleConfig)), replay(traceLines(), halved));
+    const acme = comparison.rows.find((r) => r.credential === "key_acme_sync")!;
+    expect(stdout).toContain(`${acme.before.allowed} → ${acme.after.allowed} (${acme.after.allowed - acme.before.allowed})`);
+    expect(stdout).toContain(`${comparison.changed.length} requests decided differently.`);
+    // halving a budget only ever turns allowed requests into audience throttles
+    expect(comparison.changed.every((c) => c.before.outcome.kind === "allowed" && c.after.outcome.kind === "throttled")).toBe(true);
+  });
+
+  it("--html writes a self-contained page: inline SVG timeline, no external assets", async () => {
+    const report = join(dir, "report.html");
+    const { code } = await cli(["replay", "examples/trace.jsonl", "--config", "examples/config.json", "--compare", "examples/halve-audience.mjs", "--html", report]);
+    expect(code).toBe(0);
+    const html = readFileSync(report, "utf8");
+    expect(html).toMatch(/<figure id="timeline"><svg /);
+    expect(html).not.toMatch(/<(script|link|img|iframe)\b|url\(|@import|\bsrc=/i);
+    expect(html).toContain('<table id="summary" data-requests="2799"');
+  });
+
+  // util-linux `script` gives the subprocess a pseudo-terminal
+  it.skipIf(!existsSync("/usr/bin/script"))("draws a progress bar on a terminal", async () => {
+    const { code, stdout } = await cli(["replay", "examples/trace.jsonl", "--config", "examples/config.json"], { tty: true });
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\rreplay \[#+\.*\] +\d+% \d+\/2799/);
+    expect(stdout).toContain("\r\x1b[2K");
+  });
+
+  it("host mistakes exit 2 naming the field or line: a bad config field, a bad trace line, an unknown command", async () => {
+    const bad = join(dir, "bad.json");
+    writeFileSync(bad, JSON.stringify({ budgets: { audience: { limit: 0 } } }));
+    const config = await cli(["permissions", "--config", bad]);
+    expect(config.code).toBe(2);
+    expect(config.stderr).toContain("budgets.audience.limit");
+    const trace = join(dir, "bad.jsonl");
+    writeFileSync(trace, '{"time":"2026-11-23T08:00:00Z","credential":"nobody","request":{"method":"GET","path":"/me"}}\n');
+    const line = await cli(["replay", trace]);
+    expect(line.code).toBe(2);
+    expect(line.stderr).toContain('trace line 1: credential "nobody" is not defined');
+    const unknown = await cli(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+    const grants = await cli(["explain", "--grants", "audience:admin", "GET", "/newsletters/nl_1/subscribers"]);
+    expect(grants.code).toBe(2);
+    expect(grants.stderr).toContain('"audience:admin" is not <family>:<level>');
+  });
+});
+
+describe("docs/cli.md stays true", () => {
+  it("every `$ npx newsletter-policy …` block shows what the command prints (a block ending in … shows its start)", async () => {
+    const doc = readFileSync(join(root, "docs/cli.md"), "utf8");
+    const blocks = [...doc.matchAll(/```console\n\$ npx newsletter-policy (.+)\n([\s\S]*?)```/g)];
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    for (const [, command, shown] of blocks) {
+      const args = [...command!.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).map((a) => (a === "report.html" ? join(dir, "report.html") : a));
+      const { code, stdout } = await cli(args);
+      expect(code, command).toBe(0);
+      const expected = shown!.replace(/\n$/, "");
+      const actual = stdout.replace(/\n$/, "").replace(join(dir, "report.html"), "report.html");
+      if (expected.endsWith("\n…")) expect(actual.startsWith(expected.slice(0, -2)), command).toBe(true);
+      else expect(actual, command).toBe(expected);
+    }
+  });
+});
+

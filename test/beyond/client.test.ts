@@ -1,0 +1,265 @@
+/**
+ * newsletter-policy/client against a real server: node:http on a loopback port, `policy.check` on
+ * every request, real headers and bodies over real fetch. The server's clock is the test's: the
+ * client's `sleep` moves it forward instead of waiting, so a minute-long Retry-After takes no time.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { retryDelay, withRetry, type WithRetryOptions } from "../../src/client/index.js";
+import { createPolicy, MemoryStore, type ChargeRequest, type Credential, type Policy, type PolicyOptions, type PolicyStore, type ReleaseTicket, type BudgetCharge } from "../../src/index.js";
+
+const T0 = Date.UTC(2026, 10, 22, 10, 0, 0); // 14 hours before the daily caps reset
+const credential: Credential = { id: "key_client", kind: "api_key", newsletters: { nl_1: { content: "read", audience: "read", sending: "write" } } };
+
+/** A store whose next `failures` charges fail, as a Redis that drops the connection does. */
+class FailingStore implements PolicyStore {
+  failures = 0;
+  constructor(private readonly inner = new MemoryStore()) {}
+  charge(request: ChargeRequest) {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error("connection reset");
+    }
+    return this.inner.charge(request);
+  }
+  release(ticket: ReleaseTicket, now: number) {
+    return this.inner.release(ticket, now);
+  }
+  read(budgets: readonly BudgetCharge[], now: number) {
+    return this.inner.read(budgets, now);
+  }
+}
+
+interface Seen {
+  method: string;
+  url: string;
+  idempotencyKey: string | undefined;
+  status: number;
+}
+
+let server: Server;
+let base: string;
+let now = T0;
+let policy: Policy;
+let store: FailingStore;
+let seen: Seen[] = [];
+const waits: number[] = [];
+
+function reset(options: PolicyOptions): void {
+  now = T0;
+  store = new FailingStore();
+  policy = createPolicy({ store, config: { docsUrl: "https://docs.example.com/errors", ...options }, clock: () => now });
+  seen = [];
+  waits.length = 0;
+}
+
+/** withRetry whose waits move the server's clock. */
+const client = (options: WithRetryOptions = {}) =>
+  withRetry(fetch, {
+    random: () => 0.5,
+    ...options,
+    sleep: async (ms) => {
+      waits.push(ms);
+      now += ms;
+    },
+  });
+
+beforeAll(async () => {
+  server = createServer(async (req, res) => {
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    const idempotencyKey = req.headers["idempotency-key"] as string | undefined;
+    const decision = await policy.check(
+      { method: req.method ?? "GET", path: req.url ?? "/", idempotencyKey, body: raw ? JSON.parse(raw) : undefined, newsletter: "nl_1" },
+      { credential, roles: { nl_1: "owner" } },
+    );
+    seen.push({ method: req.method!, url: req.url!, idempotencyKey, status: decision.status });
+    for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+    res.setHeader("content-type", "application/json");
+    if (!decision.allowed) return void res.writeHead(decision.status).end(JSON.stringify(decision.body));
+    res.writeHead(200).end(JSON.stringify({ ok: true, replay: decision.reason.rule === "allowed" && decision.reason.replay === true }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterEach(() => expect(store.failures).toBe(0));
+
+const send = (article: string, key?: string): RequestInit => ({ method: "POST", ...(key && { headers: { "Idempotency-Key": key } }) });
+
+describe("retryDelay: how long to wait, from the server's own answer (spec §7, §8)", () => {
+  it("spec §7 rate_limited: a spent budget's Retry-After is whole seconds", async () => {
+    reset({ budgets: { audience: { limit: 1, window: 60 } } });
+    expect((await fetch(`${base}/newsletters/nl_1/subscribers`)).status).toBe(200);
+    now += 15_000;
+    const refused = await fetch(`${base}/newsletters/nl_1/subscribers`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toBe("45");
+    expect(await retryDelay(refused)).toBe(45_000);
+    // the body is still the caller's to read
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("rate_limited");
+  });
+
+  it("spec §7: a daily cap's Retry-After is in hours; its message says it is a daily limit", async () => {
+    reset({ caps: { dispatch: { limit: 1 } } });
+    expect((await fetch(`${base}/articles/a_1/send`, send("a_1"))).status).toBe(200);
+    const capped = await fetch(`${base}/articles/a_2/send`, send("a_2"));
+    expect(capped.status).toBe(429);
+    expect(capped.headers.get("Retry-After")).toBe("14");
+    expect(await retryDelay(capped)).toBe(14 * 3_600_000);
+  });
+
+  it("a server configured with dailyRetryAfter: seconds says so in the message, and the delay is read in seconds", async () => {
+    reset({ caps: { dispatch: { limit: 1 } }, dailyRetryAfter: "seconds" });
+    await fetch(`${base}/articles/a_1/send`, send("a_1"));
+    const capped = await fetch(`${base}/articles/a_2/send`, send("a_2"));
+    expect(capped.headers.get("Retry-After")).toBe(String(14 * 3600));
+    expect(await retryDelay(capped)).toBe(14 * 3_600_000);
+  });
+
+  it("dailyRetryAfter: the unit of a daily cap whose message does not name it", async () => {
+    const body = JSON.stringify({ error: { code: "rate_limited", message: "The daily send limit is reached." } });
+    const answer = () => new Response(body, { status: 429, headers: { "Retry-After": "3" } });
+    expect(await retryDelay(answer())).toBe(3 * 3_600_000);
+    expect(await retryDelay(answer(), { dailyRetryAfter: "seconds" })).toBe(3_000);
+    // a budget's message is never read as hours
+    const budget = new Response(JSON.stringify({ error: { code: "rate_limited", message: "The write budget is spent." } }), { status: 429, headers: { "Retry-After": "3" } });
+    expect(await retryDelay(budget, { dailyRetryAfter: "hours" })).toBe(3_000);
+  });
+
+  it("no readable body: a 429 with requests remaining in the budgets is a daily cap (hours); one with none left is a budget (seconds)", async () => {
+    reset({ caps: { dispatch: { limit: 1 } } });
+    await fetch(`${base}/articles/a_1/send`, send("a_1"));
+    const capped = await fetch(`${base}/articles/a_2/send`, send("a_2"));
+    await capped.text(); // the body is consumed: only the headers are left to read
+    expect(capped.headers.get("RateLimit-Remaining")).not.toBe("0");
+    expect(await retryDelay(capped)).toBe(14 * 3_600_000);
+    reset({ budgets: { audience: { limit: 1, window: 60 } } });
+    await fetch(`${base}/newsletters/nl_1/subscribers`);
+    const throttled = await fetch(`${base}/newsletters/nl_1/subscribers`);
+    await throttled.text();
+    expect(await retryDelay(throttled)).toBe(60_000);
+  });
+
+  it("RFC 9110: Retry-After as an HTTP date; without Retry-After, RateLimit-Reset when RateLimit-Remaining is 0", async () => {
+    const at = new Date(T0 + 90_000).toUTCString();
+    expect(await retryDelay(new Response(null, { status: 429, headers: { "Retry-After": at } }), { now: () => T0 })).toBe(90_000);
+    expect(await retryDelay(new Response(null, { status: 429, headers: { "RateLimit-Remaining": "0", "RateLimit-Reset": "7" } }))).toBe(7_000);
+  });
+
+  it("spec §7 insufficient_scope 'Retrying: no': 403, 404, 409 and 400 answer undefined", async () => {
+    reset({});
+    const forbidden = await fetch(`${base}/newsletters/nl_1/insights`);
+    expect(forbidden.status).toBe(403);
+    const missing = await fetch(`${base}/newsletters/nl_2/articles`);
+    expect(missing.status).toBe(404);
+    await fetch(`${base}/articles/a_1/send`, send("a_1", "k_conflict"));
+    const conflict = await fetch(`${base}/articles/a_2/send`, send("a_2", "k_conflict"));
+    expect(conflict.status).toBe(409);
+    const invalid = await fetch(`${base}/articles/a_1/test-send`, { method: "POST", body: JSON.stringify({ to: Array(6).fill("x@example.com") }) });
+    expect(invalid.status).toBe(400);
+    for (const response of [forbidden, missing, conflict, invalid]) expect(await retryDelay(response), String(response.status)).toBeUndefined();
+    expect(await retryDelay(await fetch(`${base}/rate-limit`))).toBeUndefined();
+  });
+
+  it("DESIGN §12: a 503 from a failed store is retried with exponential backoff", async () => {
+    reset({});
+    store.failures = 1;
+    const unavailable = await fetch(`${base}/newsletters/nl_1/articles`);
+    expect(unavailable.status).toBe(503);
+    const delays = await Promise.all([0, 1, 2, 10].map((attempt) => retryDelay(unavailable.clone(), { attempt, random: () => 1, baseDelayMs: 500 })));
+    expect(delays).toEqual([500, 1000, 2000, 30_000]);
+  });
+});
+
+describe("withRetry: the same request again, after the wait and not before (spec §1.4, §7)", () => {
+  it("waits exactly Retry-After for a spent budget and then succeeds", async () => {
+    reset({ budgets: { audience: { limit: 1, window: 60 } } });
+    const get = client();
+    expect((await get(`${base}/newsletters/nl_1/subscribers`)).status).toBe(200);
+    now += 20_000;
+    const response = await get(`${base}/newsletters/nl_1/subscribers`);
+    expect(response.status).toBe(200);
+    expect(waits).toEqual([40_000]);
+    expect(seen.map((s) => s.status)).toEqual([200, 429, 200]);
+  });
+
+  it("spec §1.4: a write is retried with the caller's Idempotency-Key", async () => {
+    reset({ budgets: { write: { limit: 1, window: 60 } } });
+    const post = client();
+    expect((await post(`${base}/articles/a_8/send`, send("a_8", "idem-41"))).status).toBe(200);
+    const response = await post(`${base}/articles/a_9/send`, send("a_9", "idem-42"));
+    expect(response.status).toBe(200);
+    expect(seen.slice(1).map((s) => [s.status, s.idempotencyKey])).toEqual([
+      [429, "idem-42"],
+      [200, "idem-42"],
+    ]);
+  });
+
+  it("a write without a key gets one random key, the same on every attempt; a 503 then counts the send once (spec §8)", async () => {
+    reset({ caps: { dispatch: { limit: 1 } } });
+    store.failures = 2;
+    const events: number[] = [];
+    const post = client({ onRetry: (e) => events.push(e.delayMs) });
+    const response = await post(new Request(`${base}/articles/a_1/send`, { method: "POST", body: JSON.stringify({ note: "a body sent three times" }) }));
+    expect(response.status).toBe(200);
+    const keys = seen.map((s) => s.idempotencyKey);
+    expect(seen.map((s) => s.status)).toEqual([503, 503, 200]);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(events).toEqual([375, 750]); // equal jitter at 0.5: ¾ of 500, then of 1000
+    // the one dispatch of the day is used: a new send is capped
+    expect((await fetch(`${base}/articles/a_2/send`, send("a_2", "other"))).status).toBe(429);
+  });
+
+  it("a GET carries no Idempotency-Key", async () => {
+    reset({});
+    await client()(`${base}/newsletters/nl_1/articles`);
+    expect(seen[0]!.idempotencyKey).toBeUndefined();
+  });
+
+  it("a daily cap's hours exceed maxWaitMs: the 429 is returned at once, with its body, and not sent again", async () => {
+    reset({ caps: { dispatch: { limit: 1 } } });
+    const post = client({ maxWaitMs: 60_000 });
+    await post(`${base}/articles/a_1/send`, { method: "POST" });
+    const capped = await post(`${base}/articles/a_2/send`, { method: "POST" });
+    expect(capped.status).toBe(429);
+    expect(((await capped.json()) as { error: { message: string } }).error.message).toContain("daily limit");
+    expect(waits).toEqual([]);
+    expect(seen).toHaveLength(2);
+  });
+
+  it("403, 404, 409 and 400 are returned after one attempt", async () => {
+    reset({});
+    const call = client();
+    expect((await call(`${base}/newsletters/nl_1/insights`)).status).toBe(403);
+    expect((await call(`${base}/newsletters/nl_2/articles`)).status).toBe(404);
+    await call(`${base}/articles/a_1/send`, send("a_1", "k_1"));
+    expect((await call(`${base}/articles/a_2/send`, send("a_2", "k_1"))).status).toBe(409);
+    expect((await call(`${base}/articles/a_1/test-send`, { method: "POST", body: JSON.stringify({ to: [] }) })).status).toBe(400);
+    expect(seen).toHaveLength(5);
+    expect(waits).toEqual([]);
+  });
+
+  it("maxAttempts bounds the attempts: the last refusal is returned", async () => {
+    reset({});
+    store.failures = 3;
+    const response = await client({ maxAttempts: 3 })(`${base}/newsletters/nl_1/articles`);
+    expect(response.status).toBe(503);
+    expect(seen).toHaveLength(3);
+    await fetch(`${base}/newsletters/nl_1/articles`); // uses up the remaining failure
+  });
+
+  it("a network error is retried with backoff; once attempts run out it is thrown", async () => {
+    reset({});
+    const closed = await new Promise<string>((resolve) => {
+      const s = createServer().listen(0, "127.0.0.1", () => {
+        const port = (s.address() as AddressInfo).port;
+        s.close(() => resolve(`http://127.0.0.1:${port}`));
+      });
+    });
+    await expect(client({ maxAttempts: 2 })(`${closed}/newsletters/nl_1/articles`)).rejects.toThrow();
+    expect(waits).toHaveLength(1);
+  });
+});
