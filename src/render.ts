@@ -6,6 +6,7 @@ import type { BudgetSpec, PolicyConfig } from "./config.js";
 import type { Plan, Refusal } from "./plan.js";
 import type { ChargeOutcome, ChargeRequest, WindowReading } from "./store.js";
 import type { AllowedDecision, BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, RefusedDecision, ReleaseTicket } from "./types.js";
+import { describeFingerprint } from "./fingerprint.js";
 import { dayOf } from "./keys.js";
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
@@ -141,7 +142,9 @@ export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome
 
   if (outcome.kind === "conflict") {
     const key = plan.idempotencyKey!;
-    const message = `Idempotency-Key "${key}" was first used on ${outcome.fingerprint}; it cannot be reused on ${plan.fingerprint}. Use a new key for a new request.`;
+    const first = describeFingerprint(outcome.fingerprint);
+    const detail = first === describeFingerprint(plan.fingerprint) ? `${first} with another query or body` : first;
+    const message = `Idempotency-Key "${key}" was already used for a different request (${detail}). A key may be reused only to retry the same request (same method, path, query and body); use a new key for a new request.`;
     return refused(base, 409, errorBody(config, "conflict", message, requestId, "Idempotency-Key"), { rule: "idempotency_conflict", key }, charged);
   }
 

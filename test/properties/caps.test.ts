@@ -137,7 +137,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
 
   // Found by mutation testing: never detecting a conflict survived every property (only scripted
   // cases caught it).
-  it("an Idempotency-Key reused on another method or path answers 409 conflict exactly when its record is live (per credential, 24 h); budgets charged, no cap", () => {
+  it("an Idempotency-Key reused on another method, path, query or body answers 409 conflict exactly when its record is live (per credential, 24 h); budgets charged, no cap", () => {
     fc.assert(
       fc.property(arbTrace(CAPS), (trace) => {
         const records = new Map<string, { fingerprint: string; expiresAt: number }>();
