@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { resolveConfig } from "../src/config.js";
 import { defineConfig, type PolicyConfig } from "../src/index.js";
 
 const BUILT_IN_ROLE_NOTE = "owner and admin: every family up to `write`. editor: every family up to `write` except `settings`, capped at `read` (spec §5.6).";
@@ -14,7 +15,8 @@ function cell(text: string): string {
 
 /** The markdown of docs/permissions.md for a config (default: the spec's). */
 export function permissionTable(config: PolicyConfig = defineConfig()): string {
-  const rows = config.operations.map((op) => {
+  const compiled = resolveConfig(config);
+  const rows = compiled.operations.map((op) => {
     const spec = op.spec;
     const filters = Object.entries(spec.filters ?? {})
       .map(([name, rule]) => (rule.reader.length === 0 ? `\`${name}\`: not for read-only` : `\`${name}\`: read-only may use ${rule.reader.map((v) => `\`${v}\``).join(", ")}`))

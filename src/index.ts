@@ -10,10 +10,10 @@ export { credentialFromScopes } from "./oauth.js";
 export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
 
-export type { Usage, PolicyState, Buckets } from "./evaluate.js";
+export type { Usage, PolicyState } from "./evaluate.js";
 export type { Policy, CreatePolicyOptions } from "./policy.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
-export type { PolicyConfig, PolicyOptions, BudgetOptions, BudgetSpec } from "./config.js";
+export type { PolicyConfig, PolicyOptions, PolicyWarning, BudgetOptions, BudgetSpec } from "./config.js";
 export type { ScopeGrant } from "./oauth.js";
 export type { OperationSpec, FilterRule, ListField, Method } from "./catalogue.js";
 export type {
@@ -23,8 +23,6 @@ export type {
   BudgetCharge,
   CapCharge,
   WindowReading,
-  KeyRecord,
-  WindowRecord,
 } from "./store.js";
 export type {
   Family,
@@ -40,6 +38,8 @@ export type {
   Who,
   PolicyRequest,
   ErrorObject,
+  ErrorCode,
+  RefusalStatus,
   BudgetFigures,
   BudgetReport,
   RateLimitStatus,

@@ -3,7 +3,7 @@
  * input limits give either a refusal (still charged to the request's budgets when they have room)
  * or a go-ahead carrying the idempotency key and daily cap the charge stage must check.
  */
-import type { BudgetSpec, CompiledOperation, PolicyConfig } from "./config.js";
+import type { BudgetSpec, CompiledOperation, CompiledConfig } from "./config.js";
 import {
   effectiveLevels,
   grantedLevel,
@@ -58,7 +58,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 // A positive whole number a JS integer holds exactly (15 digits); the spec sets no maximum (§8).
 const LIMIT = /^0*[1-9][0-9]{0,14}$/;
 
-function route(config: PolicyConfig, request: NormalRequest): CompiledOperation | undefined {
+function route(config: CompiledConfig, request: NormalRequest): CompiledOperation | undefined {
   const candidates = config.routes.get(`${request.method} ${request.segments.length}`);
   if (candidates === undefined) return undefined;
   outer: for (const op of candidates) {
@@ -259,7 +259,7 @@ function settle(op: CompiledOperation, request: NormalRequest, draft: Draft, ref
  * Plans one request: route → reach → permission → input limits (DESIGN §1; budgets, idempotency
  * and the daily cap are checked by the charge stage). Never throws for any request shape.
  */
-export function plan(config: PolicyConfig, input: unknown, credential: Credential, roles: Roles): Plan {
+export function plan(config: CompiledConfig, input: unknown, credential: Credential, roles: Roles): Plan {
   const request = normaliseRequest(input);
   if (!("segments" in request)) {
     const draft: Draft = { operation: undefined, budgets: config.fallback.budgets, policyHeader: config.fallback.policyHeader, newsletter: undefined, view: undefined, requestId: undefined };

@@ -9,7 +9,7 @@ import { MemoryStore } from "./memory-store.js";
 import { plan } from "./plan.js";
 import { figures, render, storeFailed } from "./render.js";
 import type { ChargeOutcome, PolicyStore } from "./store.js";
-import type { Credential, Decision, RateLimitStatus, Who } from "./types.js";
+import type { Credential, Decision, PolicyRequest, RateLimitStatus, Who } from "./types.js";
 
 /** Options of {@link createPolicy}. */
 export interface CreatePolicyOptions {
@@ -32,8 +32,9 @@ export interface Policy {
   /**
    * Decides one request and charges it, all or nothing (plan → charge → render).
    *
-   * @param request - the untrusted {@link PolicyRequest} built from the HTTP request; any shape is
-   *   answered (a malformed one with 400 `invalid_request`), never thrown.
+   * @param request - the {@link PolicyRequest} built from the HTTP request. Typed, and still validated
+   *   at run time: it is untrusted, so any shape (even one the types forbid) is answered, a malformed
+   *   one with 400 `invalid_request`, never thrown.
    * @param who - the credential and its owner's current roles, from the host's authentication.
    * @returns the decision: set `headers` on every response; when `allowed` is false answer with
    *   `status` and `body`. Never rejects for a refusal; a store failure is a 503 decision (or fails open).
@@ -42,7 +43,7 @@ export interface Policy {
    * const decision = await policy.check({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" }, { credential, roles: { nl_1: "owner" } });
    * if (!decision.allowed) return reply(decision.status, decision.headers, decision.body);
    */
-  check(request: unknown, who: Who): Promise<Decision>;
+  check(request: PolicyRequest, who: Who): Promise<Decision>;
   /**
    * Uncounts the daily-cap charge of an allowed send, schedule or test send that then failed
    * downstream (spec §8: a refused send counts for nothing). Releasing twice uncounts once.
@@ -105,7 +106,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
   }
 
   return {
-    config,
+    config: config.settings,
     async check(request, who) {
       assertCredential(who?.credential);
       assertRoles(who.roles);
