@@ -21,7 +21,7 @@ export interface CreatePolicyOptions {
   clock?: () => number;
   /** Request ids when the request carries none (`req_` is prefixed). Default: random UUIDs. */
   generateId?: () => string;
-  /** Let requests through, uncounted, when the store fails (DESIGN §12). Default false: 503. */
+  /** Let requests through, uncounted, when the store fails. Default false: 503 `service_unavailable`. */
   failOpen?: boolean;
   /** Told of every store failure, with the decision made instead; for logs and metrics. */
   onStoreError?: (error: unknown, decision: Decision) => void;
@@ -85,9 +85,9 @@ function describe(error: unknown): string {
  * @returns a {@link Policy} with `check`, `release` and `status`.
  * @throws PolicyConfigError when the config is invalid.
  * @example
- * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
+ * const policy = createPolicy({ store: new MemoryStore(), config: { docsUrl: "https://api.example.com/docs/errors" } });
  * const decision = await policy.check(
- *   { method: req.method, path: req.url, idempotencyKey: req.headers["idempotency-key"], body: req.body },
+ *   { method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "send-a_1", body },
  *   { credential, roles },
  * );
  * if (!decision.allowed) return res.writeHead(decision.status, decision.headers).end(JSON.stringify(decision.body));
