@@ -1,8 +1,8 @@
 /**
  * Packaging, issue 7: the CommonJS build copied the shared code into every entry, so a
  * PolicyConfigError thrown from `newsletter-policy/redis` was not `instanceof` the main entry's
- * class. The build (tsup.config.ts, as `npm run build` runs it, into a scratch directory) must emit
- * one shared chunk per format, and every subpath must be reachable under every resolution
+ * class. The build (tsup.config.ts, as `npm run build` runs it, into a scratch directory) must put
+ * the shared code in shared chunks, each module in exactly one output file per format, and every subpath must be reachable under every resolution
  * (`exports`, and `typesVersions` for TypeScript's node10 resolution). attw and publint check the
  * packed tarball in .ci/run.
  */
@@ -27,7 +27,7 @@ const entries = Object.keys((options as { entry: Record<string, string> }).entry
 
 beforeAll(async () => {
   mkdirSync(out, { recursive: true });
-  await build({ ...(options as object), outDir: out, dts: false, sourcemap: false, silent: true, clean: true });
+  await build({ ...(options as object), outDir: out, dts: false, sourcemap: true, silent: true, clean: true });
 }, 240_000);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -52,8 +52,25 @@ describe("one copy of the shared code across entries", () => {
     expect(() => new redis.RedisStore({})).toThrow(main.PolicyConfigError);
   });
 
+  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : [join(dir, d.name)]));
+
+  it("no source module is copied: in each format, every file of src/ is in exactly one output file (by the source maps)", () => {
+    for (const ext of [".cjs", ".js"]) {
+      const owners = new Map<string, string[]>();
+      for (const map of files(out).filter((f) => f.endsWith(`${ext}.map`))) {
+        for (const source of (JSON.parse(readFileSync(map, "utf8")) as { sources: string[] }).sources) {
+          if (!source.includes("src/")) continue;
+          const name = source.slice(source.indexOf("src/"));
+          owners.set(name, [...(owners.get(name) ?? []), map.slice(out.length + 1)]);
+        }
+      }
+      expect(owners.size, ext).toBeGreaterThan(10);
+      const copied = [...owners].filter(([, where]) => where.length > 1);
+      expect(copied, `${ext}: modules in more than one output file`).toEqual([]);
+    }
+  });
+
   it("each format has its shared chunk and no entry carries the class itself", () => {
-    const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : [join(dir, d.name)]));
     for (const ext of [".cjs", ".js"]) {
       const withClass = files(out).filter((f) => f.endsWith(ext) && /var PolicyConfigError = class/.test(readFileSync(f, "utf8")));
       expect(withClass.map((f) => f.slice(out.length + 1)), ext).toHaveLength(1);
