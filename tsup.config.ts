@@ -4,6 +4,10 @@ export default defineConfig([
   {
     entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts" },
     format: ["esm", "cjs"],
+    // One copy of the shared code for both formats: without it the CJS build inlines the core into
+    // every entry, so `newsletter-policy/redis` would throw a PolicyConfigError that is not
+    // `instanceof` the main entry's class (issue 7). tsup splits ESM by default, CJS only when asked.
+    splitting: true,
     dts: true,
     // the bin below builds in parallel into the same folder: leave its file alone
     clean: ["**/*", "!cli.js"],

@@ -4,7 +4,7 @@
  * same two-budget charge (general + audience) in the same run. Compare ratios, not absolute figures.
  */
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type Usage } from "../src/index.js";
+import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type PolicyRequest, type Usage } from "../src/index.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const N = Number(process.env.BENCH_N ?? 200_000);
@@ -35,7 +35,7 @@ async function measure(name: string, n: number, run: (i: number) => unknown): Pr
   return median;
 }
 
-function chain(config: typeof big, request: object, check: (status: number) => void) {
+function chain(config: typeof big, request: PolicyRequest, check: (status: number) => void) {
   let usage: Usage = emptyUsage();
   let now = T0;
   return () => {

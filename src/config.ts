@@ -34,6 +34,12 @@ export interface PolicyOptions {
    * the permissions the spec leaves unstated can be changed; the others are added.
    */
   operations?: OperationSpec[];
+  /**
+   * Told of config warnings (today one: `docsUrl` left unset) each time a config is compiled.
+   * Default: one warning per process, through `process.emitWarning` where it exists (Node, Bun,
+   * Deno; silenced by `--no-warnings`) and `console.warn` elsewhere. Pass `() => {}` to silence it.
+   */
+  onWarning?: (warning: PolicyWarning) => void;
 }
 
 /** A budget, resolved. */
@@ -62,8 +68,33 @@ export interface CompiledOperation {
   readonly expandPaths: readonly string[];
 }
 
-/** A validated configuration. Make one with {@link defineConfig}. */
+declare const compiledByDefineConfig: unique symbol;
+
+/**
+ * A validated configuration, as {@link defineConfig} resolved it: the settings in force, with every
+ * default filled in. Read-only data; the compiled tables the policy decides with stay inside the
+ * library. Only `defineConfig` makes one (the type is branded, so an object literal is not one:
+ * pass options to `defineConfig`, or straight to `evaluate`/`createPolicy`).
+ */
 export interface PolicyConfig {
+  /** @internal brand: made by `defineConfig` only. */
+  readonly [compiledByDefineConfig]: true;
+  /** Every budget, in policy order: `general`, `audience`, `write`, then the host's. */
+  readonly budgets: readonly BudgetSpec[];
+  readonly caps: Readonly<Record<CapName, { readonly limit: number }>>;
+  /** Every role's cap per family: owner, admin, editor and the host's. */
+  readonly roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>;
+  /** Base of `docs_url`, without a trailing slash. */
+  readonly docsUrl: string;
+  readonly dailyRetryAfter: "hours" | "seconds";
+  /** Where a day starts for the daily caps, in minutes from UTC midnight. */
+  readonly dayStartsAtUtcOffsetMinutes: number;
+  /** The operation catalogue in force: the defaults, with the host's replacements and additions. */
+  readonly operations: readonly OperationSpec[];
+}
+
+/** What the decision pipeline reads: the config compiled into routing tables. Internal. */
+export interface CompiledConfig {
   readonly budgets: readonly BudgetSpec[];
   readonly caps: Readonly<Record<CapName, { readonly limit: number }>>;
   readonly roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>;
@@ -75,6 +106,15 @@ export interface PolicyConfig {
   readonly routes: ReadonlyMap<string, readonly CompiledOperation[]>;
   /** The operation charged to when nothing matches: `general` only. */
   readonly fallback: { readonly budgets: readonly BudgetSpec[]; readonly policyHeader: string };
+  /** The public view, as `defineConfig` returned it. */
+  readonly settings: PolicyConfig;
+}
+
+/** Something the host should know about its config; it does not stop the policy. */
+export interface PolicyWarning {
+  /** `docs_url_default`: `docsUrl` was left unset, so error bodies link to the placeholder `https://docs.example.com/errors`. */
+  readonly code: "docs_url_default";
+  readonly message: string;
 }
 
 const BUILT_IN_BUDGETS: Record<string, BudgetOptions> = {
@@ -94,8 +134,11 @@ const BUILT_IN_ROLES: ReadonlyArray<[string, Readonly<Record<Family, Level>>]> =
 
 const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
-const compiled = new WeakSet<object>();
-const fromOptions = new WeakMap<object, PolicyConfig>();
+const compiled = new WeakMap<object, CompiledConfig>();
+const fromOptions = new WeakMap<object, CompiledConfig>();
+const DEFAULT_DOCS_URL = "https://docs.example.com/errors";
+/** Once per process (per realm), whichever copy of the library compiles a config first. */
+const WARNED = Symbol.for("newsletter-policy.warned.docs_url_default");
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -116,7 +159,7 @@ export function record(value: unknown, field: string, what: string): Record<stri
   return value;
 }
 
-const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations"] as const;
+const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations", "onWarning"] as const;
 const OPERATION_KEYS = ["id", "method", "path", "needs", "budgets", "cap", "filters", "expand", "paginated", "list"] as const;
 
 export function wholeNumber(value: unknown, field: string, min: number): number {
@@ -251,7 +294,8 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   };
   const dispatch = capLimit("dispatch", 25);
   const testSend = capLimit("testSend", 50);
-  const docsUrl = options.docsUrl ?? "https://docs.example.com/errors";
+  if (options.onWarning !== undefined && typeof options.onWarning !== "function") throw new PolicyConfigError("onWarning", "must be a function (warning) => void");
+  const docsUrl = options.docsUrl ?? DEFAULT_DOCS_URL;
   const parsedUrl = typeof docsUrl === "string" && URL.canParse(docsUrl) ? new URL(docsUrl) : undefined;
   // spec §2: docs_url is `{docs_url}/<code>`, so the base is an http(s) URL without query or fragment
   if (parsedUrl === undefined || (parsedUrl.protocol !== "https:" && parsedUrl.protocol !== "http:") || parsedUrl.search !== "" || parsedUrl.hash !== "") {
@@ -294,35 +338,71 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
     routes.set(bucket, list);
   });
   const general = budgets.filter((b) => b.name === "general");
-  const config: PolicyConfig = Object.freeze({
+  const capLimits = Object.freeze({ dispatch: Object.freeze({ limit: dispatch }), testSend: Object.freeze({ limit: testSend }) });
+  const roles = resolveRoles(options.roles);
+  const base = docsUrl.replace(/\/+$/, "");
+  const settings = Object.freeze({
     budgets,
-    caps: Object.freeze({ dispatch: Object.freeze({ limit: dispatch }), testSend: Object.freeze({ limit: testSend }) }),
-    roles: resolveRoles(options.roles),
-    docsUrl: docsUrl.replace(/\/+$/, ""),
+    caps: capLimits,
+    roles,
+    docsUrl: base,
+    dailyRetryAfter,
+    dayStartsAtUtcOffsetMinutes: offset,
+    operations: Object.freeze(operations.map((op) => op.spec)),
+  }) as unknown as PolicyConfig;
+  const config: CompiledConfig = Object.freeze({
+    budgets,
+    caps: capLimits,
+    roles,
+    docsUrl: base,
     dailyRetryAfter,
     dayOffsetMs: offset * 60_000,
     operations,
     routes,
     fallback: Object.freeze({ budgets: general, policyHeader: policyHeader(general) }),
+    settings,
   });
-  compiled.add(config);
-  return config;
+  compiled.set(settings, config);
+  if (options.docsUrl === undefined) warn(options.onWarning, { code: "docs_url_default", message: DOCS_URL_WARNING });
+  return settings;
 }
 
-/** The config to use: a compiled one as is, the defaults for undefined, options compiled once. */
-export function resolveConfig(config: PolicyConfig | PolicyOptions | undefined): PolicyConfig {
+const DOCS_URL_WARNING =
+  `newsletter-policy: the docsUrl option is not set, so every error body's docs_url points at the placeholder ${DEFAULT_DOCS_URL}/<code>. ` +
+  `Set it to your own error docs: defineConfig({ docsUrl: "https://your.api/docs/errors" }) (or createPolicy({ config: { docsUrl } })).`;
+
+/** The host's `onWarning`, or once per process on the runtime's warning channel. */
+function warn(onWarning: PolicyOptions["onWarning"], warning: PolicyWarning): void {
+  if (onWarning !== undefined) {
+    onWarning(warning);
+    return;
+  }
+  const flags = globalThis as { [WARNED]?: true };
+  if (flags[WARNED]) return;
+  flags[WARNED] = true;
+  const emit = (globalThis as { process?: { emitWarning?: (message: string, options: { type: string; code: string }) => void } }).process?.emitWarning;
+  if (typeof emit === "function") emit(warning.message, { type: "NewsletterPolicyWarning", code: "NEWSLETTER_POLICY_DOCS_URL_DEFAULT" });
+  else console.warn(warning.message);
+}
+
+/**
+ * The compiled config to decide with: that of a config `defineConfig` made, the defaults for
+ * undefined, or options compiled once (remembered by identity).
+ */
+export function resolveConfig(config: PolicyConfig | PolicyOptions | undefined): CompiledConfig {
   if (config === undefined) return defaultConfig();
-  if (compiled.has(config)) return config as PolicyConfig;
+  const known = compiled.get(config);
+  if (known !== undefined) return known;
   let done = fromOptions.get(config);
   if (!done) {
-    done = defineConfig(config as PolicyOptions);
+    done = compiled.get(defineConfig(config as PolicyOptions))!;
     fromOptions.set(config, done);
   }
   return done;
 }
 
-let defaults: PolicyConfig | undefined;
-function defaultConfig(): PolicyConfig {
-  defaults ??= defineConfig();
+let defaults: CompiledConfig | undefined;
+function defaultConfig(): CompiledConfig {
+  defaults ??= compiled.get(defineConfig())!;
   return defaults;
 }

@@ -12,20 +12,31 @@ import { applyLimits, type Limits } from "./limits.js";
 import { plan } from "./plan.js";
 import { render } from "./render.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
-import type { Credential, Decision, ReleaseTicket, Roles } from "./types.js";
+import type { Credential, Decision, PolicyRequest, ReleaseTicket, Roles } from "./types.js";
 
-/** Records of one kind in two levels of 16 buckets, by a hash of their key (see {@link Usage}). */
+/** Records of one kind in two levels of 16 buckets, by a hash of their key (see {@link UsageData}). Internal. */
 export type Buckets<T> = Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, T>>>>>>;
 
+declare const usageSnapshot: unique symbol;
+
 /**
- * The counters of the pure API: an immutable snapshot, replaced (never changed) by `evaluate`.
- * Budget windows and idempotency records, which grow with the credentials a snapshot has seen, are
- * kept in two levels of 16 buckets by a hash of their key: a change copies two bucket indexes of at
- * most 16 entries and one bucket of about n / 256 records, not every record, so `evaluate` costs
- * about the same with 2 or 10 000 credentials in one snapshot. Read them with the snapshot as a
- * whole; their layout is not part of the API.
+ * The counters of the pure API: an immutable (frozen) snapshot, replaced, never changed, by
+ * `evaluate` and `release`. Opaque: start from `emptyUsage()` and pass on the `usage` each call
+ * returns; its layout is not part of the API. It is plain JSON-safe data, so it can be stored and
+ * restored as a whole.
  */
 export interface Usage {
+  /** @internal brand: made by `emptyUsage`, `evaluate` and `release` only. */
+  readonly [usageSnapshot]: true;
+}
+
+/**
+ * What a {@link Usage} holds. Budget windows and idempotency records, which grow with the
+ * credentials a snapshot has seen, are kept in two levels of 16 buckets by a hash of their key: a
+ * change copies two bucket indexes of at most 16 entries and one bucket of about n / 256 records,
+ * not every record, so `evaluate` costs about the same with 2 or 10 000 credentials in one snapshot.
+ */
+export interface UsageData {
   /** Counts changes; part of derived request ids, so that two identical requests get two ids. */
   readonly seq: number;
   readonly windows: Buckets<WindowRecord>;
@@ -85,7 +96,12 @@ export interface PolicyState {
   readonly limits?: Limits;
 }
 
-const EMPTY: Usage = freeze({ seq: 0, windows: {}, caps: {}, keys: {} }, true);
+const EMPTY = freeze({ seq: 0, windows: {}, caps: {}, keys: {} }, true) as UsageData as unknown as Usage;
+
+/** The data inside a snapshot (for the engine and its tests). */
+export function usageData(usage: Usage): UsageData {
+  return usage as unknown as UsageData;
+}
 
 /**
  * An empty set of counters to start from.
@@ -116,8 +132,8 @@ export function assertRoles(roles: unknown): asserts roles is Roles {
   }
 }
 
-function assertUsage(usage: unknown): asserts usage is Usage {
-  const u = usage as Partial<Usage> | null;
+export function assertUsage(usage: unknown): asserts usage is Usage {
+  const u = usage as Partial<UsageData> | null;
   if (typeof u !== "object" || u === null || typeof u.windows !== "object" || typeof u.caps !== "object" || typeof u.keys !== "object") {
     throw new PolicyConfigError("usage", "must be a Usage snapshot: emptyUsage() or the usage an earlier evaluate returned");
   }
@@ -130,11 +146,13 @@ export function assertNow(now: unknown, field: string): asserts now is number {
 
 /** Reads a snapshot and writes into a draft only when the charge writes something. */
 class SnapshotTx implements CounterTx {
-  private readonly writes: Array<(draft: { -readonly [K in keyof Usage]: any }) => void> = [];
+  private readonly writes: Array<(draft: { -readonly [K in keyof UsageData]: any }) => void> = [];
   private seq: number;
+  private readonly usage: UsageData;
 
-  constructor(private readonly usage: Usage) {
-    this.seq = usage.seq;
+  constructor(snapshot: Usage) {
+    this.usage = usageData(snapshot);
+    this.seq = this.usage.seq;
   }
 
   window(key: string): WindowRecord | undefined {
@@ -174,12 +192,13 @@ class SnapshotTx implements CounterTx {
 
   /** The next snapshot: the same object when nothing was written. */
   commit(): Usage {
-    if (this.writes.length === 0) return this.usage;
+    if (this.writes.length === 0) return this.usage as unknown as Usage;
     const seq = this.seq + 1;
-    return produce(this.usage, (draft) => {
+    const next = produce(this.usage, (draft) => {
       for (const write of this.writes) write(draft);
       draft.seq = seq;
     });
+    return next as unknown as Usage;
   }
 }
 
@@ -210,7 +229,9 @@ export function requestIdOf(given: string | undefined, fallback: () => string): 
 /**
  * Decides one request, purely: plan → charge → render over an immutable snapshot.
  *
- * @param request - the untrusted descriptor the host built; any shape is answered, never thrown.
+ * @param request - the {@link PolicyRequest} the host built from the HTTP request. Typed, and still
+ *   validated at run time: it is untrusted, so any shape (even one the types forbid) is answered, a
+ *   malformed one with 400 `invalid_request`, never thrown.
  * @param state - credential, roles, counters, the time, and optional config (default: the spec's numbers).
  * @returns the decision and the next counters; `usage === state.usage` when nothing changed.
  * @throws PolicyConfigError for host mistakes only: invalid config, credential or `now`.
@@ -220,7 +241,7 @@ export function requestIdOf(given: string | undefined, fallback: () => string): 
  *   { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: Date.now() },
  * );
  */
-export function evaluate(request: unknown, state: PolicyState): { decision: Decision; usage: Usage } {
+export function evaluate(request: PolicyRequest, state: PolicyState): { decision: Decision; usage: Usage } {
   const config = applyLimits(resolveConfig(state.config), state.limits, "limits");
   assertCredential(state.credential);
   assertRoles(state.roles);
@@ -230,7 +251,7 @@ export function evaluate(request: unknown, state: PolicyState): { decision: Deci
   const planned = plan(config, request, credential, state.roles);
   const tx = new SnapshotTx(usage);
   const subject = subjectOf(credential);
-  const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(request), now, usage.seq]));
+  const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(request), now, usageData(usage).seq]));
   const charge = chargeRequest(planned, subject, config, now, requestId);
   const outcome = runCharge(tx, charge);
   return { decision: render(planned, charge, outcome, config, now, requestId), usage: tx.commit() };

@@ -12,13 +12,13 @@ export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
 export { permitted } from "./permitted.js";
 
-export type { Usage, PolicyState, Buckets } from "./evaluate.js";
+export type { Usage, PolicyState } from "./evaluate.js";
 export type { Policy, CreatePolicyOptions, StatusOptions } from "./policy.js";
 export type { Limits } from "./limits.js";
 export type { Insurance } from "./insurance.js";
 export type { ResetTarget, ResetRequest, ResetCap } from "./reset.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
-export type { PolicyConfig, PolicyOptions, BudgetOptions, BudgetSpec } from "./config.js";
+export type { PolicyConfig, PolicyOptions, PolicyWarning, BudgetOptions, BudgetSpec } from "./config.js";
 export type { ScopeGrant } from "./oauth.js";
 export type { OperationSpec, FilterRule, ListField, Method } from "./catalogue.js";
 export type { Permissions, PermittedOperation, PermittedRefusal, FilterValues } from "./permitted.js";
@@ -29,8 +29,6 @@ export type {
   BudgetCharge,
   CapCharge,
   WindowReading,
-  KeyRecord,
-  WindowRecord,
 } from "./store.js";
 export type {
   Family,
@@ -46,6 +44,8 @@ export type {
   Who,
   PolicyRequest,
   ErrorObject,
+  ErrorCode,
+  RefusalStatus,
   BudgetFigures,
   BudgetReport,
   RateLimitStatus,

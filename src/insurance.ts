@@ -3,7 +3,7 @@
  * multiplied by a share (e.g. 1 / the number of processes), so that the processes together admit
  * no more than the limits while the main store is gone.
  */
-import type { PolicyConfig } from "./config.js";
+import type { CompiledConfig } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
 import { withNumbers } from "./limits.js";
 import type { PolicyStore } from "./store.js";
@@ -43,13 +43,13 @@ export function shareOf(limit: number, share: number): number {
   return Math.floor(limit * share + 1e-9);
 }
 
-const scaledConfigs = new WeakMap<PolicyConfig, Map<number, PolicyConfig>>();
+const scaledConfigs = new WeakMap<CompiledConfig, Map<number, CompiledConfig>>();
 
 /**
  * The config the insurance store decides with: every budget's and cap's limit × share, rounded
  * down; windows unchanged. Remembered per config.
  */
-export function insured(config: PolicyConfig, share: number): PolicyConfig {
+export function insured(config: CompiledConfig, share: number): CompiledConfig {
   let byShare = scaledConfigs.get(config);
   if (byShare === undefined) scaledConfigs.set(config, (byShare = new Map()));
   let scaled = byShare.get(share);

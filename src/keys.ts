@@ -2,7 +2,7 @@
  * Store keys. Every id is length-prefixed, so that no two (credential, name) pairs can ever spell
  * the same key, whatever characters the ids hold.
  */
-import type { BudgetSpec, PolicyConfig } from "./config.js";
+import type { BudgetSpec, CompiledConfig } from "./config.js";
 import type { Plan } from "./plan.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type ChargeRequest } from "./store.js";
 import type { CapName, Credential } from "./types.js";
@@ -69,7 +69,7 @@ export function dayOf(now: number, offsetMs: number): { day: number; resetAt: nu
 }
 
 /** Everything the store must check and charge for a planned request. */
-export function chargeRequest(plan: Plan, subject: string, config: PolicyConfig, now: number, id: string): ChargeRequest {
+export function chargeRequest(plan: Plan, subject: string, config: CompiledConfig, now: number, id: string): ChargeRequest {
   const budgets = budgetCharges(subject, plan.budgets);
   if (plan.refusal !== undefined) return { id, now, budgets, refused: true };
   const idempotency =

@@ -4,7 +4,7 @@
  * those. Validated like the config (a bad one throws PolicyConfigError naming the field), and
  * remembered by identity, so a host that keeps one limits object per plan validates it once.
  */
-import { knownKeys, policyHeader, record, wholeNumber, type BudgetOptions, type BudgetSpec, type CompiledOperation, type PolicyConfig } from "./config.js";
+import { knownKeys, policyHeader, record, wholeNumber, type BudgetOptions, type BudgetSpec, type CompiledConfig, type CompiledOperation } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
 import type { CapName } from "./types.js";
 
@@ -23,9 +23,9 @@ export interface Limits {
 }
 
 /** The effective config of one limits object, per base config. */
-const byLimits = new WeakMap<object, WeakMap<PolicyConfig, PolicyConfig>>();
+const byLimits = new WeakMap<object, WeakMap<CompiledConfig, CompiledConfig>>();
 /** Effective configs by their numbers, so that equal limits in fresh objects share one compiled config. */
-const byNumbers = new WeakMap<PolicyConfig, Map<string, PolicyConfig>>();
+const byNumbers = new WeakMap<CompiledConfig, Map<string, CompiledConfig>>();
 const NUMBERS_MAX = 256;
 
 /** The validated numbers of a limits object: budget limit/window by name, cap limits. */
@@ -34,7 +34,7 @@ interface Numbers {
   caps: Record<CapName, number>;
 }
 
-function validate(config: PolicyConfig, limits: unknown, field: string): Numbers {
+function validate(config: CompiledConfig, limits: unknown, field: string): Numbers {
   const given = record(limits, field, "an object { budgets?, caps? }");
   knownKeys(given, field, ["budgets", "caps"]);
   const budgets = new Map<string, { limit: number; window: number }>();
@@ -73,7 +73,7 @@ function validate(config: PolicyConfig, limits: unknown, field: string): Numbers
  * operations, routes and `RateLimit-Policy` headers rebuilt over them. Limits may be 0 here (an
  * insurance share that floors to nothing refuses everything).
  */
-export function withNumbers(config: PolicyConfig, budgetOf: (b: BudgetSpec) => { limit: number; window: number }, caps: Record<CapName, number>): PolicyConfig {
+export function withNumbers(config: CompiledConfig, budgetOf: (b: BudgetSpec) => { limit: number; window: number }, caps: Record<CapName, number>): CompiledConfig {
   const budgets = config.budgets.map((b) => {
     const { limit, window } = budgetOf(b);
     return limit === b.limit && window === b.window ? b : Object.freeze({ ...b, limit, window });
@@ -94,6 +94,7 @@ export function withNumbers(config: PolicyConfig, budgetOf: (b: BudgetSpec) => {
     operations: Object.freeze([...operations.values()]),
     routes,
     fallback: Object.freeze({ budgets: fallback, policyHeader: policyHeader(fallback) }),
+    settings: Object.freeze({ ...config.settings, budgets: Object.freeze(budgets), caps: Object.freeze({ dispatch: Object.freeze({ limit: caps.dispatch }), testSend: Object.freeze({ limit: caps.testSend }) }) }),
   });
 }
 
@@ -112,7 +113,7 @@ function numbersKey(numbers: Numbers): string {
  * @returns the effective config; the same object for the same limits object.
  * @throws PolicyConfigError naming the field when the limits are invalid.
  */
-export function applyLimits(config: PolicyConfig, limits: Limits | undefined, field: string): PolicyConfig {
+export function applyLimits(config: CompiledConfig, limits: Limits | undefined, field: string): CompiledConfig {
   if (limits === undefined) return config;
   if (typeof limits !== "object" || limits === null) throw new PolicyConfigError(field, `must be an object { budgets?, caps? }; got ${limits === null ? "null" : typeof limits}`);
   let perConfig = byLimits.get(limits);

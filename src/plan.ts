@@ -3,7 +3,7 @@
  * input limits give either a refusal (still charged to the request's budgets when they have room)
  * or a go-ahead carrying the idempotency key and daily cap the charge stage must check.
  */
-import type { BudgetSpec, CompiledOperation, PolicyConfig } from "./config.js";
+import type { BudgetSpec, CompiledOperation, CompiledConfig } from "./config.js";
 import {
   effectiveLevels,
   grantedLevel,
@@ -14,6 +14,7 @@ import {
   satisfies,
   type Effective,
 } from "./permissions.js";
+import { requestFingerprint } from "./fingerprint.js";
 import { normaliseRequest, queryValues, type NormalRequest } from "./request.js";
 import type { CapName, Credential, Grants, Reason, Requirement, Roles } from "./types.js";
 
@@ -44,7 +45,10 @@ export interface Plan {
   readonly refusal: Refusal | undefined;
   /** The Idempotency-Key of a write, validated. */
   readonly idempotencyKey: string | undefined;
-  /** `METHOD /path` for idempotency conflicts (DESIGN §7). */
+  /**
+   * What the Idempotency-Key is bound to: method, path, query and body (`METHOD /path <hash>`, see
+   * fingerprint.ts); `""` when the request carries no key to record.
+   */
   readonly fingerprint: string;
   readonly cap: CapName | undefined;
   readonly requestId: string | undefined;
@@ -54,7 +58,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 // A positive whole number a JS integer holds exactly (15 digits); the spec sets no maximum (§8).
 const LIMIT = /^0*[1-9][0-9]{0,14}$/;
 
-function route(config: PolicyConfig, request: NormalRequest): CompiledOperation | undefined {
+function route(config: CompiledConfig, request: NormalRequest): CompiledOperation | undefined {
   const candidates = config.routes.get(`${request.method} ${request.segments.length}`);
   if (candidates === undefined) return undefined;
   outer: for (const op of candidates) {
@@ -220,11 +224,10 @@ interface Draft {
   policyHeader: string;
   newsletter: string | undefined;
   view: "reader" | "full" | undefined;
-  fingerprint: string;
   requestId: string | undefined;
 }
 
-function finish(draft: Draft, refusal: Refusal | undefined, idempotencyKey: string | undefined): Plan {
+function finish(draft: Draft, refusal: Refusal | undefined, idempotencyKey: string | undefined, fingerprint = ""): Plan {
   return {
     operation: draft.operation,
     budgets: draft.budgets,
@@ -233,30 +236,33 @@ function finish(draft: Draft, refusal: Refusal | undefined, idempotencyKey: stri
     view: draft.view,
     refusal,
     idempotencyKey,
-    fingerprint: draft.fingerprint,
+    fingerprint,
     cap: draft.operation?.spec.cap,
     requestId: draft.requestId,
   };
 }
 
-/** The last input check, the Idempotency-Key of a write (DESIGN §10), once everything else passed. */
+/**
+ * The last input check, the Idempotency-Key of a write, once everything else passed. Only then is
+ * the request fingerprinted (its body hashed), so requests without a key pay nothing for it.
+ */
 function settle(op: CompiledOperation, request: NormalRequest, draft: Draft, refusal: Refusal | undefined): Plan {
   if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return finish(draft, refusal, undefined);
   const key = request.idempotencyKey;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     return finish(draft, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined);
   }
-  return finish(draft, undefined, key);
+  return finish(draft, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body));
 }
 
 /**
  * Plans one request: route → reach → permission → input limits (DESIGN §1; budgets, idempotency
  * and the daily cap are checked by the charge stage). Never throws for any request shape.
  */
-export function plan(config: PolicyConfig, input: unknown, credential: Credential, roles: Roles): Plan {
+export function plan(config: CompiledConfig, input: unknown, credential: Credential, roles: Roles): Plan {
   const request = normaliseRequest(input);
   if (!("segments" in request)) {
-    const draft: Draft = { operation: undefined, budgets: config.fallback.budgets, policyHeader: config.fallback.policyHeader, newsletter: undefined, view: undefined, fingerprint: "", requestId: undefined };
+    const draft: Draft = { operation: undefined, budgets: config.fallback.budgets, policyHeader: config.fallback.policyHeader, newsletter: undefined, view: undefined, requestId: undefined };
     return finish(
       draft,
       {
@@ -277,7 +283,6 @@ export function plan(config: PolicyConfig, input: unknown, credential: Credentia
     policyHeader: op === undefined ? config.fallback.policyHeader : op.policyHeader,
     newsletter: undefined,
     view: undefined,
-    fingerprint: `${request.method} ${request.path}`,
     requestId: request.requestId,
   };
   if (op === undefined) {

@@ -2,7 +2,7 @@
  * The stateful way through: the same plan → charge → render as `evaluate`, with the counters in a
  * store (in memory, or shared through Redis) and time and ids from injected functions.
  */
-import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
+import { resolveConfig, type CompiledConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
 import { assertCredential, assertNow, assertRoles, requestIdOf } from "./evaluate.js";
 import { assertInsurance, insured, type Insurance } from "./insurance.js";
@@ -13,7 +13,7 @@ import { plan, type Plan } from "./plan.js";
 import { figures, render, storeFailed } from "./render.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
 import type { ChargeOutcome, PolicyStore } from "./store.js";
-import type { Credential, Decision, RateLimitStatus, ReleaseTicket, Who } from "./types.js";
+import type { Credential, Decision, PolicyRequest, RateLimitStatus, ReleaseTicket, Who } from "./types.js";
 
 /** Options of {@link createPolicy}. */
 export interface CreatePolicyOptions {
@@ -25,7 +25,7 @@ export interface CreatePolicyOptions {
   clock?: () => number;
   /** Request ids when the request carries none (`req_` is prefixed). Default: random UUIDs. */
   generateId?: () => string;
-  /** Let requests through, uncounted, when the store fails (DESIGN §12). Default false: 503. */
+  /** Let requests through, uncounted, when the store fails. Default false: 503 `service_unavailable`. */
   failOpen?: boolean;
   /** Told of every store failure, with the decision made instead; for logs and metrics. */
   onStoreError?: (error: unknown, decision: Decision) => void;
@@ -65,8 +65,9 @@ export interface Policy {
   /**
    * Decides one request and charges it, all or nothing (plan → charge → render).
    *
-   * @param request - the untrusted {@link PolicyRequest} built from the HTTP request; any shape is
-   *   answered (a malformed one with 400 `invalid_request`), never thrown.
+   * @param request - the {@link PolicyRequest} built from the HTTP request. Typed, and still validated
+   *   at run time: it is untrusted, so any shape (even one the types forbid) is answered, a malformed
+   *   one with 400 `invalid_request`, never thrown.
    * @param who - the credential and its owner's current roles, from the host's authentication.
    * @returns the decision: set `headers` on every response; when `allowed` is false answer with
    *   `status` and `body`. Never rejects for a refusal; a store failure is a 503 decision (or fails open).
@@ -75,7 +76,7 @@ export interface Policy {
    * const decision = await policy.check({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" }, { credential, roles: { nl_1: "owner" } });
    * if (!decision.allowed) return reply(decision.status, decision.headers, decision.body);
    */
-  check(request: unknown, who: Who): Promise<Decision>;
+  check(request: PolicyRequest, who: Who): Promise<Decision>;
   /**
    * Uncounts the daily-cap charge of an allowed send, schedule or test send that then failed
    * downstream (spec §8: a refused send counts for nothing). Releasing twice uncounts once.
@@ -133,9 +134,9 @@ function describe(error: unknown): string {
  * @returns a {@link Policy} with `check`, `release`, `reset` and `status`.
  * @throws PolicyConfigError when the config or the insurance is invalid.
  * @example
- * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
+ * const policy = createPolicy({ store: new MemoryStore(), config: { docsUrl: "https://api.example.com/docs/errors" } });
  * const decision = await policy.check(
- *   { method: req.method, path: req.url, idempotencyKey: req.headers["idempotency-key"], body: req.body },
+ *   { method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "send-a_1", body },
  *   { credential, roles },
  * );
  * if (!decision.allowed) return res.writeHead(decision.status, decision.headers).end(JSON.stringify(decision.body));
@@ -183,7 +184,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     insurance: Insurance,
     request: unknown,
     who: Who,
-    effective: PolicyConfig,
+    effective: CompiledConfig,
     subject: string,
     t: number,
     requestId: string,
@@ -211,7 +212,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
   }
 
   return {
-    config,
+    config: config.settings,
     async check(request, who) {
       assertCredential(who?.credential);
       assertRoles(who.roles);

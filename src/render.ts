@@ -2,10 +2,11 @@
  * Stage three, render: from a plan and what the store did to the status, error body and headers
  * of spec §2, §7 and §8. Pure.
  */
-import type { BudgetSpec, PolicyConfig } from "./config.js";
+import type { BudgetSpec, CompiledConfig } from "./config.js";
 import type { Plan, Refusal } from "./plan.js";
 import type { ChargeOutcome, ChargeRequest, WindowReading } from "./store.js";
-import type { AllowedDecision, BudgetFigures, BudgetReport, CapName, Decision, ErrorObject, Reason, RefusedDecision, ReleaseTicket } from "./types.js";
+import type { AllowedDecision, BudgetFigures, BudgetReport, CapName, Decision, ErrorCode, ErrorObject, Reason, RefusalStatus, RefusedDecision, ReleaseTicket } from "./types.js";
+import { describeFingerprint } from "./fingerprint.js";
 import { dayOf } from "./keys.js";
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
@@ -39,14 +40,14 @@ export function rateLimitHeaders(plan: Pick<Plan, "budgets" | "policyHeader">, w
   };
 }
 
-function errorBody(config: PolicyConfig, code: string, message: string, requestId: string, param?: string, allowedValues?: readonly string[]): { error: ErrorObject } {
+function errorBody(config: CompiledConfig, code: ErrorCode, message: string, requestId: string, param?: string, allowedValues?: readonly string[]): { error: ErrorObject } {
   const error: ErrorObject = { code, message, request_id: requestId, docs_url: `${config.docsUrl}/${code}` };
   if (param !== undefined) error.param = param;
   if (allowedValues !== undefined) error.allowed_values = [...allowedValues];
   return { error };
 }
 
-function dayStart(config: PolicyConfig): string {
+function dayStart(config: CompiledConfig): string {
   const minutes = config.dayOffsetMs / 60_000;
   if (minutes === 0) return "00:00 UTC";
   const sign = minutes > 0 ? "+" : "-";
@@ -54,7 +55,7 @@ function dayStart(config: PolicyConfig): string {
   return `00:00 UTC${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
 }
 
-function capMessage(cap: CapName, limit: number, newsletter: string | undefined, config: PolicyConfig): string {
+function capMessage(cap: CapName, limit: number, newsletter: string | undefined, config: CompiledConfig): string {
   const what =
     cap === "dispatch"
       ? `The daily dispatch limit of ${limit} sends and schedules for newsletter "${newsletter}" is reached`
@@ -72,7 +73,7 @@ function budgetMessage(report: BudgetReport): string {
   return `The ${report.name} budget (${size}) is spent; it refills in ${report.reset} s. Calls outside the ${report.name} budget remain possible.`;
 }
 
-function refusedByPlan(base: Base, config: PolicyConfig, refusal: Refusal, charged: Decision["charged"]): Decision {
+function refusedByPlan(base: Base, config: CompiledConfig, refusal: Refusal, charged: Decision["charged"]): Decision {
   const body = errorBody(config, refusal.code, refusal.message, base.requestId, refusal.param, refusal.allowedValues);
   return refused(base, refusal.status, body, refusal.reason, charged);
 }
@@ -88,8 +89,8 @@ interface Base {
  * fields in the same order (`body` undefined when allowed), so hosts' reads stay monomorphic.
  */
 function decide(base: Base, reason: Reason, charged: Decision["charged"]): AllowedDecision;
-function decide(base: Base, reason: Reason, charged: Decision["charged"], status: number, body: { error: ErrorObject }): RefusedDecision;
-function decide(base: Base, reason: Reason, charged: Decision["charged"], status = 200, body?: { error: ErrorObject }): Decision {
+function decide(base: Base, reason: Reason, charged: Decision["charged"], status: RefusalStatus, body: { error: ErrorObject }): RefusedDecision;
+function decide(base: Base, reason: Reason, charged: Decision["charged"], status: 200 | RefusalStatus = 200, body?: { error: ErrorObject }): Decision {
   const { plan } = base;
   return {
     allowed: body === undefined,
@@ -105,7 +106,7 @@ function decide(base: Base, reason: Reason, charged: Decision["charged"], status
   } as Decision;
 }
 
-function refused(base: Base, status: number, body: { error: ErrorObject }, reason: Reason, charged: Decision["charged"]): Decision {
+function refused(base: Base, status: RefusalStatus, body: { error: ErrorObject }, reason: Reason, charged: Decision["charged"]): Decision {
   return decide(base, reason, charged, status, body);
 }
 
@@ -113,7 +114,7 @@ function refused(base: Base, status: number, body: { error: ErrorObject }, reaso
  * The decision for a planned request, what was asked of the store and what it did. `now` is the
  * time the store decided at (its own clock's, when it reports one).
  */
-export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome, config: PolicyConfig, now: number, requestId: string): Decision {
+export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome, config: CompiledConfig, now: number, requestId: string): Decision {
   const headers = rateLimitHeaders(plan, outcome.windows, now);
   const base: Base = { plan, requestId, headers };
   const charged = { budgets: outcome.kind === "budget_spent" ? NONE : plan.budgets.map((b) => b.name), caps: NONE };
@@ -141,7 +142,9 @@ export function render(plan: Plan, charge: ChargeRequest, outcome: ChargeOutcome
 
   if (outcome.kind === "conflict") {
     const key = plan.idempotencyKey!;
-    const message = `Idempotency-Key "${key}" was first used on ${outcome.fingerprint}; it cannot be reused on ${plan.fingerprint}. Use a new key for a new request.`;
+    const first = describeFingerprint(outcome.fingerprint);
+    const detail = first === describeFingerprint(plan.fingerprint) ? `${first} with another query or body` : first;
+    const message = `Idempotency-Key "${key}" was already used for a different request (${detail}). A key may be reused only to retry the same request (same method, path, query and body); use a new key for a new request.`;
     return refused(base, 409, errorBody(config, "conflict", message, requestId, "Idempotency-Key"), { rule: "idempotency_conflict", key }, charged);
   }
 
@@ -187,7 +190,7 @@ function uncountedHeaders(plan: Plan, now: number): Record<string, string> {
  * never a rule. Otherwise 503 `service_unavailable`, or, failing open, allowed uncounted. Nothing is
  * charged, and `reason` carries the store's error for the host's log.
  */
-export function storeFailed(plan: Plan, config: PolicyConfig, now: number, requestId: string, error: string, failOpen: boolean): Decision {
+export function storeFailed(plan: Plan, config: CompiledConfig, now: number, requestId: string, error: string, failOpen: boolean): Decision {
   const base: Base = { plan, requestId, headers: uncountedHeaders(plan, now) };
   const refusal = plan.refusal;
   if (refusal !== undefined && (failOpen || refusal.stage === "route")) return refusedByPlan(base, config, refusal, NOTHING);

@@ -10,9 +10,9 @@
  * newsletter's dispatch count (that count belongs to the newsletter).
  */
 import { produce } from "immer";
-import { resolveConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
+import { resolveConfig, type CompiledConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
-import { assertNow, recordsIn, removeIn, type Usage } from "./evaluate.js";
+import { assertNow, assertUsage, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./evaluate.js";
 import { budgetKey, capKey, dayOf, idempotencyKey, subjectOf } from "./keys.js";
 import type { Credential } from "./types.js";
 
@@ -90,7 +90,7 @@ export function assertTarget(target: unknown, field: string): asserts target is 
  * @param config - the policy's config: its budgets and day start.
  * @param now - ms since the epoch: which day "today" is.
  */
-export function resetRequest(target: ResetTarget, config: PolicyConfig, now: number): ResetRequest {
+export function resetRequest(target: ResetTarget, config: CompiledConfig, now: number): ResetRequest {
   const { day } = dayOf(now, config.dayOffsetMs);
   const offsetMs = config.dayOffsetMs;
   if ("newsletter" in target && target.newsletter !== undefined) {
@@ -105,18 +105,20 @@ export function resetRequest(target: ResetTarget, config: PolicyConfig, now: num
 }
 
 /** Clears a {@link ResetRequest} in a snapshot: the same object when there was nothing to clear. */
-export function resetUsage(usage: Usage, request: ResetRequest): Usage {
+export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
+  const usage = usageData(snapshot);
   const prefix = request.idempotencyScope === undefined ? undefined : `${request.idempotencyScope}:`;
   const keys = prefix === undefined ? [] : recordsIn(usage.keys).flatMap(([key]) => (key.startsWith(prefix) ? [key] : []));
-  const windows = request.windows.filter((key) => recordsIn(usage.windows).some(([k]) => k === key));
+  const windows = request.windows.filter((key) => recordIn(usage.windows, key) !== undefined);
   const caps = request.caps.filter((cap) => Object.hasOwn(usage.caps, cap.key) && usage.caps[cap.key]!.day === cap.day);
-  if (keys.length === 0 && windows.length === 0 && caps.length === 0) return usage;
-  return produce(usage, (draft: { -readonly [K in keyof Usage]: any }) => {
+  if (keys.length === 0 && windows.length === 0 && caps.length === 0) return snapshot;
+  const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
     for (const key of windows) removeIn(draft.windows, key);
     for (const key of keys) removeIn(draft.keys, key);
     for (const cap of caps) delete draft.caps[cap.key];
     draft.seq = usage.seq + 1;
   });
+  return next as unknown as Usage;
 }
 
 /**
@@ -137,8 +139,6 @@ export function resetUsage(usage: Usage, request: ResetRequest): Usage {
 export function reset(usage: Usage, target: ResetTarget, now: number, config?: PolicyConfig | PolicyOptions): Usage {
   assertTarget(target, "target");
   assertNow(now, "now");
-  if (typeof usage !== "object" || usage === null || typeof usage.keys !== "object" || typeof usage.windows !== "object" || typeof usage.caps !== "object") {
-    throw new PolicyConfigError("usage", "must be a Usage snapshot: emptyUsage() or the usage an earlier evaluate returned");
-  }
+  assertUsage(usage);
   return resetUsage(usage, resetRequest(target, resolveConfig(config), now));
 }

@@ -82,9 +82,19 @@ export interface PolicyRequest {
   requestId?: string;
 }
 
+/**
+ * Every error code the policy answers with: `invalid_request` (400), `insufficient_scope` (403),
+ * `not_found` (404), `conflict` (409, an Idempotency-Key reused on a different request),
+ * `rate_limited` (429, a budget or a daily cap) and `service_unavailable` (503, the store failed).
+ */
+export type ErrorCode = "invalid_request" | "insufficient_scope" | "not_found" | "conflict" | "rate_limited" | "service_unavailable";
+
+/** The status of a refusal: 400, 403, 404, 409, 429 or 503, with the {@link ErrorCode}s above. */
+export type RefusalStatus = 400 | 403 | 404 | 409 | 429 | 503;
+
 /** The error object of spec §2, exactly its fields. */
 export interface ErrorObject {
-  code: string;
+  code: ErrorCode;
   message: string;
   request_id: string;
   docs_url: string;
@@ -119,6 +129,11 @@ export interface BudgetReport extends BudgetFigures {
  * other fields carry the figures of that rule.
  */
 export type Reason =
+  /**
+   * `replay: true`: the request retried an `Idempotency-Key` already recorded for this very request
+   * (same method, path, query and body). Answer it from the result you stored for the first one,
+   * and do not execute it again (do not send twice); it was counted toward no daily cap again.
+   */
   | { rule: "allowed"; replay?: true }
   | { rule: "malformed_request"; param: string; detail: string }
   | { rule: "unknown_operation"; method: string; path: string }
@@ -193,7 +208,7 @@ export interface AllowedDecision extends DecisionBase {
 /** A refused request: answer with `status`, `headers` and `body`. */
 export interface RefusedDecision extends DecisionBase {
   allowed: false;
-  status: number;
+  status: RefusalStatus;
   body: { error: ErrorObject };
   release?: undefined;
 }

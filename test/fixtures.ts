@@ -18,7 +18,7 @@ export class Session {
   ) {}
 
   run(request: Partial<PolicyRequest> | unknown): Decision {
-    const { decision, usage } = evaluate(request, { credential: this.credential, roles: this.roles, usage: this.usage, now: this.now, ...(this.config && { config: this.config }) });
+    const { decision, usage } = evaluate(request as PolicyRequest, { credential: this.credential, roles: this.roles, usage: this.usage, now: this.now, ...(this.config && { config: this.config }) });
     this.usage = usage;
     return decision;
   }

@@ -1,6 +1,23 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type { Decision, ErrorObject, Permission, Requirement, PolicyOptions, Usage } from "../src/index.js";
-import { evaluate, createPolicy, defineConfig } from "../src/index.js";
+import type {
+  AllowedDecision,
+  Decision,
+  ErrorCode,
+  ErrorObject,
+  Permission,
+  PolicyConfig,
+  PolicyOptions,
+  PolicyRequest,
+  RefusalStatus,
+  RefusedDecision,
+  Requirement,
+  Usage,
+  Who,
+} from "../src/index.js";
+import { createPolicy, defineConfig, emptyUsage, evaluate } from "../src/index.js";
+
+const who = {} as Who;
+const state = { credential: who.credential, roles: who.roles, usage: emptyUsage(), now: 0 };
 
 describe("public types", () => {
   it("permissions are literal types: a typo is a compile error", () => {
@@ -20,5 +37,65 @@ describe("public types", () => {
     expectTypeOf(evaluate).returns.toEqualTypeOf<{ decision: Decision; usage: Usage }>();
     expectTypeOf(createPolicy().check).returns.resolves.toEqualTypeOf<Decision>();
     expectTypeOf(defineConfig).parameter(0).toEqualTypeOf<PolicyOptions | undefined>();
+  });
+
+  it("check and evaluate take a PolicyRequest: a misspelt field (newsletterId) is a compile error, not a 404", () => {
+    expectTypeOf(evaluate).parameter(0).toEqualTypeOf<PolicyRequest>();
+    expectTypeOf(createPolicy().check).parameter(0).toEqualTypeOf<PolicyRequest>();
+    expectTypeOf(createPolicy().check).parameter(1).toEqualTypeOf<Who>();
+    const policy = createPolicy();
+    // @ts-expect-error newsletterId is not a field of PolicyRequest (newsletter is)
+    void policy.check({ method: "POST", path: "/articles/a_1/send", newsletterId: "nl_1" }, who);
+    // @ts-expect-error the same typo through the pure API
+    evaluate({ method: "POST", path: "/articles/a_1/send", newsletterId: "nl_1" }, state);
+    // @ts-expect-error path is required
+    evaluate({ method: "GET" }, state);
+    // @ts-expect-error idempotencyKey is a string (the header), not a number
+    evaluate({ method: "POST", path: "/articles/a_1/send", idempotencyKey: 42 }, state);
+    evaluate({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "k", body: { any: "json" } }, state);
+  });
+
+  it("status and error code are literal unions of what the library answers", () => {
+    expectTypeOf<Decision["status"]>().toEqualTypeOf<200 | 400 | 403 | 404 | 409 | 429 | 503>();
+    expectTypeOf<AllowedDecision["status"]>().toEqualTypeOf<200>();
+    expectTypeOf<RefusedDecision["status"]>().toEqualTypeOf<RefusalStatus>();
+    expectTypeOf<ErrorObject["code"]>().toEqualTypeOf<ErrorCode>();
+    expectTypeOf<ErrorCode>().toEqualTypeOf<"invalid_request" | "insufficient_scope" | "not_found" | "conflict" | "rate_limited" | "service_unavailable">();
+    const d = {} as Decision;
+    // @ts-expect-error 418 is not a status the policy answers
+    if (d.status === 418) return;
+    // @ts-expect-error "forbidden" is not a code the policy answers
+    if (!d.allowed && d.body.error.code === "forbidden") return;
+  });
+
+  it("the public config shows settings, not compiled internals; only defineConfig makes one", () => {
+    expectTypeOf<PolicyConfig>().not.toHaveProperty("routes");
+    expectTypeOf<PolicyConfig>().not.toHaveProperty("fallback");
+    expectTypeOf<PolicyConfig>().not.toHaveProperty("dayOffsetMs");
+    expectTypeOf<PolicyConfig["operations"][number]>().not.toHaveProperty("segments");
+    expectTypeOf<PolicyConfig>().toHaveProperty("docsUrl").toEqualTypeOf<string>();
+    expectTypeOf<PolicyConfig>().toHaveProperty("dayStartsAtUtcOffsetMinutes").toEqualTypeOf<number>();
+    // @ts-expect-error an object literal is not a compiled config; pass options instead
+    const fake: PolicyConfig = { budgets: [], caps: { dispatch: { limit: 1 }, testSend: { limit: 1 } }, roles: new Map(), docsUrl: "", dailyRetryAfter: "hours", dayStartsAtUtcOffsetMinutes: 0, operations: [] };
+    void fake;
+  });
+
+  it("the usage snapshot is opaque: no layout to depend on", () => {
+    expectTypeOf<Usage>().not.toHaveProperty("windows");
+    expectTypeOf<Usage>().not.toHaveProperty("keys");
+    // @ts-expect-error a plain object is not a snapshot; start from emptyUsage()
+    evaluate({ method: "GET", path: "/me" }, { ...state, usage: { seq: 0, windows: {}, caps: {}, keys: {} } });
+  });
+
+  it("the main entry does not export the compiled internals", () => {
+    // @ts-expect-error internal: the snapshot's bucket layout
+    type B = import("../src/index.js").Buckets<number>;
+    // @ts-expect-error internal: MemoryStore's and the snapshot's record of an idempotency key
+    type K = import("../src/index.js").KeyRecord;
+    // @ts-expect-error internal: an open budget window's record
+    type W = import("../src/index.js").WindowRecord;
+    // @ts-expect-error internal: a compiled operation
+    type C = import("../src/index.js").CompiledOperation;
+    expectTypeOf<[B, K, W, C]>().not.toBeNever();
   });
 });

@@ -420,7 +420,7 @@ export function describeStoreConformance<S extends PolicyStore>(name: string, ma
           const store = await fresh();
           const expected = await runPolicyTrace(trace, new MemoryStore());
           const actual = await runPolicyTrace(trace, store);
-          const offset = defineConfig(trace.config).dayOffsetMs;
+          const offset = defineConfig(trace.config).dayStartsAtUtcOffsetMinutes * 60_000;
           expected.forEach((want, i) => expect(comparableEntry(actual[i]!, offset), `step ${i}`).toEqual(comparableEntry(want, offset)));
         }),
         { numRuns, ...(options.seed !== undefined && { seed: options.seed }) },

@@ -123,7 +123,7 @@ describe("permitted: what a credential may do on a newsletter (spec §2, §5, §
         const expandRefused = reason.rule === "insufficient_scope" && reason.case === 7;
         const filters = p.filters[operation] ?? {};
         const filtersOk = Object.entries(filters).every(([name, values]) => values === "any" || sent(name).every((v) => values.includes(v)));
-        const expandOk = sent("expand").every((path) => (p.expand[operation] ?? []).includes(path) || !Object.hasOwn(config.operations.find((o) => o.id === operation)!.spec.expand ?? {}, path));
+        const expandOk = sent("expand").every((path) => (p.expand[operation] ?? []).includes(path) || !Object.hasOwn(config.operations.find((o) => o.id === operation)!.expand ?? {}, path));
         if (decision.allowed) expect(filtersOk && expandOk, why).toBe(true);
         if (filterRefused) expect(filtersOk, why).toBe(false);
         if (expandRefused) expect(filtersOk && !expandOk, why).toBe(true);

@@ -3,7 +3,7 @@
  * createPolicy over RedisStore (the shared Redis at 6379, a unique prefix per runner).
  */
 import { afterAll } from "vitest";
-import { createPolicy, emptyUsage, evaluate, MemoryStore, reset, type Decision, type Limits, type PolicyOptions, type PolicyStore, type ResetTarget, type Usage, type Who } from "../../src/index.js";
+import { createPolicy, emptyUsage, evaluate, MemoryStore, reset, type Decision, type Limits, type PolicyOptions, type PolicyRequest, type PolicyStore, type ResetTarget, type Usage, type Who } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { T0 } from "../fixtures.js";
 import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "../redis/helpers.js";
@@ -31,7 +31,7 @@ export function redisPrefix(): { prefix: string; redis: typeof redis } {
 
 /** A way through with its own counters and a clock the test moves. */
 export interface Runner {
-  check(request: unknown, who: Who): Promise<Decision>;
+  check(request: PolicyRequest, who: Who): Promise<Decision>;
   reset(target: ResetTarget): Promise<void>;
   advance(seconds: number): void;
   readonly now: number;

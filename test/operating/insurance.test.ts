@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createPolicy, MemoryStore, PolicyConfigError, type Decision, type Limits, type Who } from "../../src/index.js";
+import { createPolicy, MemoryStore, PolicyConfigError, type Decision, type Limits, type PolicyRequest, type Who } from "../../src/index.js";
 import { T0, get, key, post } from "../fixtures.js";
 import { SwitchedStore } from "./outage-store.js";
 
@@ -19,7 +19,7 @@ function setUp(share: number, limits?: Limits) {
   const main = new SwitchedStore();
   const insurance = new MemoryStore();
   const policy = createPolicy({ store: main, clock: () => now, insurance: { store: insurance, share } });
-  const check = (request: unknown) => policy.check(request, { ...who, ...(limits && { limits }) });
+  const check = (request: PolicyRequest) => policy.check(request, { ...who, ...(limits && { limits }) });
   return { main, insurance, policy, check, advance: (s: number) => void (now += s * 1000) };
 }
 
@@ -119,7 +119,7 @@ describe("property: never more admitted per process than the share allows", () =
             advance(step.advance);
             now += step.advance * 1000;
             main.down = step.down;
-            const d = await check(requests[step.request]);
+            const d = await check(requests[step.request]!);
             expect(d.degraded === true, "degraded exactly when the main store failed").toBe(step.down);
             if (!step.down) continue;
             for (const budget of d.charged.budgets) {

@@ -197,7 +197,7 @@ describe("differential: random plan changes decide alike through evaluate, Memor
           const decisions = [];
           for (const r of ways) {
             r.advance(s.advance);
-            decisions.push(comparableDecision(await r.check(requests[s.request], as(plans[s.plan]))));
+            decisions.push(comparableDecision(await r.check(requests[s.request]!, as(plans[s.plan]))));
           }
           expect(decisions[1]).toEqual(decisions[0]);
           expect(decisions[2]).toEqual(decisions[0]);

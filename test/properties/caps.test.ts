@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { release, type Usage } from "../../src/index.js";
+import { usageData } from "../../src/evaluate.js";
 import { arbTrace, runPureTrace, type TraceEntry } from "../../src/testing/index.js";
 import { OPERATIONS, fingerprintOf, isBudget429, isCap429, isPlanRefusal, requests, validKey, whose } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
@@ -14,7 +15,8 @@ function capLimit(trace: Parameters<typeof runPureTrace>[0], key: string): numbe
 }
 
 function members(usage: Usage, key: string): readonly string[] {
-  return Object.hasOwn(usage.caps, key) ? usage.caps[key]!.members : [];
+  const caps = usageData(usage).caps;
+  return Object.hasOwn(caps, key) ? caps[key]!.members : [];
 }
 
 describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
@@ -23,7 +25,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
       fc.property(arbTrace(CAPS), (trace) => {
         for (const entry of requests(runPureTrace(trace))) {
           if (entry.decision.allowed) continue;
-          expect(entry.after!.caps, `${entry.decision.status} ${entry.request.path}`).toBe(entry.before!.caps);
+          expect(usageData(entry.after!).caps, `${entry.decision.status} ${entry.request.path}`).toBe(usageData(entry.before!).caps);
           expect(entry.decision.charged.caps).toEqual([]);
         }
       }),
@@ -40,7 +42,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
           expect(members(entry.after!, ticket.key)).not.toContain(ticket.member);
           const was = members(entry.before!, ticket.key);
           if (entry.uncounted) expect(members(entry.after!, ticket.key).length).toBe(was.length - 1);
-          else expect(entry.after!.caps).toBe(entry.before!.caps);
+          else expect(usageData(entry.after!).caps).toBe(usageData(entry.before!).caps);
           expect(release(entry.after!, entry.released, entry.now)).toBe(entry.after);
         }
       }),
@@ -73,7 +75,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
             slot(scopeOf(from), entry.released.release!.day).delete(from);
           }
           if (entry.kind !== "request") continue;
-          for (const [key, value] of Object.entries(entry.after!.caps)) expect(value.members.length, key).toBeLessThanOrEqual(capLimit(trace, key));
+          for (const [key, value] of Object.entries(usageData(entry.after!).caps)) expect(value.members.length, key).toBeLessThanOrEqual(capLimit(trace, key));
           if (entry.decision.release !== undefined) {
             const scope = scopeOf(entry);
             const day = slot(scope, dayOf(entry.now));
@@ -137,7 +139,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
 
   // Found by mutation testing: never detecting a conflict survived every property (only scripted
   // cases caught it).
-  it("an Idempotency-Key reused on another method or path answers 409 conflict exactly when its record is live (per credential, 24 h); budgets charged, no cap", () => {
+  it("an Idempotency-Key reused on another method, path, query or body answers 409 conflict exactly when its record is live (per credential, 24 h); budgets charged, no cap", () => {
     fc.assert(
       fc.property(arbTrace(CAPS), (trace) => {
         const records = new Map<string, { fingerprint: string; expiresAt: number }>();
@@ -159,7 +161,7 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
             expect(entry.decision.body!.error).toMatchObject({ code: "conflict", param: "Idempotency-Key" });
             expect(entry.decision.charged.budgets.length).toBeGreaterThan(0);
             expect(entry.decision.charged.caps).toEqual([]);
-            expect(entry.after!.caps).toBe(entry.before!.caps);
+            expect(usageData(entry.after!).caps).toBe(usageData(entry.before!).caps);
           }
           // DESIGN §7: only an allowed write records its key, for 24 h from its first use
           if (entry.decision.allowed && live === undefined) records.set(id, { fingerprint, expiresAt: entry.now + TTL_MS });

@@ -195,10 +195,30 @@ export function queryValuesOf(request: PolicyRequest, name: string): string[] {
   return raw.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
 }
 
-/** DESIGN §7: what an Idempotency-Key is bound to: the method and the decoded path, without query or trailing slash. */
+/** JSON with object keys sorted at every level: two bodies are the same request exactly when these agree. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === "object" && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  ) ?? "undefined";
+}
+
+/**
+ * What an Idempotency-Key is bound to: the method, the decoded path (without query or trailing
+ * slash), the query (a query object when given, else the path's query string; names in any order)
+ * and the JSON body (keys in any order). Compared as text, never hashed: the model of the engine's
+ * SHA-256 fingerprint.
+ */
 export function fingerprintOf(request: PolicyRequest): string {
-  const path = request.path.split("?")[0]!.replace(/\/$/, "");
-  return `${request.method.toUpperCase()} ${path.split("/").map((s) => decodeURIComponent(s)).join("/")}`;
+  const [rawPath, rawQuery] = request.path.split("#")[0]!.split("?") as [string, string | undefined];
+  const path = rawPath.replace(/\/$/, "");
+  const query = new Map<string, string[]>();
+  const entries: [string, string][] =
+    request.query !== undefined
+      ? Object.entries(request.query).flatMap(([name, v]) => (typeof v === "string" ? [[name, v] as [string, string]] : v.map((x) => [name, x] as [string, string])))
+      : [...new URLSearchParams(rawQuery ?? "")];
+  for (const [name, value] of entries) query.set(name, [...(query.get(name) ?? []), value]);
+  const queryText = JSON.stringify([...query].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return `${request.method.toUpperCase()} ${path.split("/").map((s) => decodeURIComponent(s)).join("/")} ${queryText} ${sortedJson(request.body)}`;
 }
 
 /** The decisions the plan makes before any counter (route, reach, permission, input). */

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createPolicy, emptyUsage, evaluate, type PolicyStore } from "../../src/index.js";
+import { createPolicy, emptyUsage, evaluate, type PolicyRequest, type PolicyStore } from "../../src/index.js";
 import { arbConfig, arbCredential, arbRequest, arbRoles } from "../../src/testing/index.js";
 import { TIMEOUT, params } from "./settings.js";
 
@@ -14,7 +14,7 @@ const T = Date.UTC(2026, 10, 23, 12);
 // The answer a request gets when every counter has room: evaluate on an empty snapshot (no budget
 // is spent, no key was used, no cap is reached), i.e. the plan's own answer.
 function planned(request: unknown, state: Omit<Parameters<typeof evaluate>[1], "usage" | "now">) {
-  return evaluate(request, { ...state, usage: emptyUsage(), now: T }).decision;
+  return evaluate(request as PolicyRequest, { ...state, usage: emptyUsage(), now: T }).decision;
 }
 
 describe("invariants: store failure (DESIGN §12, §1)", () => {

@@ -23,10 +23,10 @@ describe("invariants: untrusted descriptors (DESIGN §10)", () => {
   it("descriptors of any shape (fc.anything(), odd paths, wrong types) never throw, through evaluate or createPolicy, and get a well-formed decision", async () => {
     await fc.assert(
       fc.asyncProperty(arbUntrustedRequest(), arbCredential(), arbRoles(), arbConfig(), async (request, credential, roles, config) => {
-        const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: Date.UTC(2027, 0, 1), config });
+        const { decision } = evaluate(request as PolicyRequest, { credential, roles, usage: emptyUsage(), now: Date.UTC(2027, 0, 1), config });
         wellFormed(decision);
         const policy = createPolicy({ store: new MemoryStore(), config, clock: () => Date.UTC(2027, 0, 1) });
-        wellFormed(await policy.check(request, { credential, roles }));
+        wellFormed(await policy.check(request as PolicyRequest, { credential, roles }));
       }),
       params(5),
     );
@@ -40,7 +40,7 @@ describe("invariants: untrusted descriptors (DESIGN §10)", () => {
         const parts = path.split("/");
         parts.splice(1 + (at % (parts.length - 1)), 0, segment);
         const request = { ...generated.request, path: parts.join("/") + (query === undefined ? "" : `?${query}`) };
-        const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: 0 });
+        const { decision } = evaluate(request as PolicyRequest, { credential, roles, usage: emptyUsage(), now: 0 });
         expect(decision.status, request.path).toBe(400);
         expect(decision.body?.error.param).toBe("path");
         expect(decision.operation).toBeUndefined();

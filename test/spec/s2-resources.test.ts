@@ -60,7 +60,7 @@ describe("spec §2 permission model", () => {
     ],
   };
   const status = (grant: Record<string, string>, op: string) => {
-    const [method, path] = op.split(" ");
+    const [method, path] = op.split(" ") as [string, string];
     const body = { subscribers: ["s_1"] };
     return evaluate({ method, path, newsletter: "nl_1", body }, { credential: key({ nl_1: grant }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config }).decision.status;
   };

@@ -1,0 +1,144 @@
+/**
+ * An Idempotency-Key is bound to the whole request: method, path, query and JSON body. A retry with
+ * the same key must be the same request; anything else answers `conflict` (409). Defect from
+ * issue 7: the fingerprint held the method and path only, so one key carried any body past the
+ * daily caps.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { createPolicy, emptyUsage, evaluate, MemoryStore, type Decision, type PolicyRequest, type Usage } from "../src/index.js";
+import { canonicalJson, requestFingerprint } from "../src/fingerprint.js";
+import { T0, key } from "./fixtures.js";
+
+const credential = key({ nl_1: { content: "write", sending: "write", audience: "write" } });
+const roles = { nl_1: "owner" };
+const testSend = (to: string[], extra: Partial<PolicyRequest> = {}): PolicyRequest => ({
+  method: "POST",
+  path: "/articles/a_1/test-send",
+  newsletter: "nl_1",
+  idempotencyKey: "key-1",
+  body: { to },
+  ...extra,
+});
+/** 200 different recipient lists of one to five addresses. */
+const lists = Array.from({ length: 200 }, (_, i) => Array.from({ length: 1 + (i % 5) }, (_, j) => `r${i}.${j}@example.com`));
+
+function tally(decisions: Decision[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const d of decisions) out[`${d.status} ${d.allowed ? d.reason.rule : d.body.error.code}`] = (out[`${d.status} ${d.allowed ? d.reason.rule : d.body.error.code}`] ?? 0) + 1;
+  return out;
+}
+
+function expectConflict(d: Decision): void {
+  expect(d.status).toBe(409);
+  expect(d.body?.error).toMatchObject({ code: "conflict", param: "Idempotency-Key" });
+  expect(d.body?.error.message).toContain('Idempotency-Key "key-1" was already used for a different request');
+  expect(d.charged.caps).toEqual([]);
+}
+
+describe("Idempotency-Key fingerprint: method, path, query and body", () => {
+  // 1.5 s between sends keeps the write budget (60 per minute) from deciding.
+  it("a replayed Idempotency-Key passes the daily caps whatever the body says (evaluate: 200 test sends, one key, 200 recipient lists → 1 allowed, 199 conflicts)", () => {
+    let usage: Usage = emptyUsage();
+    const decisions = lists.map((to, i) => {
+      const out = evaluate(testSend(to), { credential, roles, usage, now: T0 + i * 1500 });
+      usage = out.usage;
+      return out.decision;
+    });
+    expect(tally(decisions)).toEqual({ "200 allowed": 1, "409 conflict": 199 });
+    expect(decisions[0]!.charged.caps).toEqual(["testSend"]);
+    decisions.slice(1).forEach(expectConflict);
+  });
+
+  it("a replayed Idempotency-Key passes the daily caps whatever the body says (policy.check: 200 test sends, one key, 200 recipient lists → 1 allowed, 199 conflicts)", async () => {
+    let now = T0;
+    const policy = createPolicy({ store: new MemoryStore(), clock: () => now });
+    const decisions: Decision[] = [];
+    for (const to of lists) {
+      decisions.push(await policy.check(testSend(to), { credential, roles }));
+      now += 1500;
+    }
+    expect(tally(decisions)).toEqual({ "200 allowed": 1, "409 conflict": 199 });
+    decisions.slice(1).forEach(expectConflict);
+  });
+
+  it("an allowed replay (same method, path, query and body) is flagged reason.replay and counts nothing more", async () => {
+    const policy = createPolicy({ store: new MemoryStore(), clock: () => T0 });
+    const first = await policy.check(testSend(["a@example.com", "b@example.com"]), { credential, roles });
+    // the same JSON with its keys in another order is the same request
+    const again = await policy.check({ ...testSend([]), body: JSON.parse('{"to":["a@example.com","b@example.com"]}') }, { credential, roles });
+    expect(first).toMatchObject({ allowed: true, reason: { rule: "allowed" }, charged: { caps: ["testSend"] } });
+    expect(again).toMatchObject({ allowed: true, reason: { rule: "allowed", replay: true }, charged: { caps: [] } });
+  });
+
+  it("the query is part of the request: the same key with another query answers conflict; names in another order do not", () => {
+    const base = { credential, roles, now: T0 };
+    const send = (path: string): PolicyRequest => ({ method: "POST", path, newsletter: "nl_1", idempotencyKey: "key-1", body: { at: "2026-12-01T09:00:00Z" } });
+    let usage = evaluate(send("/articles/a_1/schedule?a=1&b=2"), { ...base, usage: emptyUsage() });
+    const reordered = evaluate(send("/articles/a_1/schedule?b=2&a=1"), { ...base, usage: usage.usage });
+    usage = reordered;
+    const other = evaluate(send("/articles/a_1/schedule?a=1&b=3"), { ...base, usage: usage.usage });
+    expect(reordered.decision).toMatchObject({ allowed: true, reason: { replay: true } });
+    expect(other.decision.status).toBe(409);
+    expect(other.decision.body?.error.message).toContain("with another query or body");
+  });
+
+  it("the fingerprint is readable and safe for the Redis store: `METHOD /path` and 32 hex digits, no control characters", () => {
+    const fp = requestFingerprint("POST", "/articles/a_1/test-send", new Map([["x", ["1"]]]), { to: ["\u0000\ud800"] });
+    expect(fp).toMatch(/^POST \/articles\/a_1\/test-send [0-9a-f]{32}$/);
+  });
+
+  it("property: two bodies are one request exactly when they are the same JSON, whatever the key order; never throws", () => {
+    // a permutation of an object's keys, at every level
+    const shuffle = (value: unknown, seed: number): unknown => {
+      if (Array.isArray(value)) return value.map((v, i) => shuffle(v, seed + i));
+      if (typeof value !== "object" || value === null) return value;
+      const entries = Object.entries(value);
+      const turned = entries.length === 0 ? entries : [...entries.slice(seed % entries.length), ...entries.slice(0, seed % entries.length)].reverse();
+      return Object.fromEntries(turned.map(([k, v]) => [k, shuffle(v, seed + 1)]));
+    };
+    const sameJson = (a: unknown, b: unknown): boolean => canonicalJson(a) === canonicalJson(b);
+    const sortedJson = (v: unknown): string =>
+      JSON.stringify(v, (_k, x: unknown) => (typeof x === "object" && x !== null && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([p], [q]) => (p < q ? -1 : p > q ? 1 : 0))) : x));
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.nat(), (a, b, seed) => {
+        expect(canonicalJson(shuffle(a, seed))).toBe(canonicalJson(a));
+        // canonical text equal ⇔ the same JSON (sorted-key JSON.stringify as the independent model)
+        expect(sameJson(a, b)).toBe(sortedJson(a) === sortedJson(b));
+        const fp = (body: unknown) => requestFingerprint("POST", "/p", new Map(), body);
+        expect(fp(shuffle(a, seed)) === fp(b)).toBe(sortedJson(a) === sortedJson(b));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("property: through evaluate, a second send with the key is a flagged replay when its body is the same JSON and a 409 conflict otherwise", () => {
+    const recipients = fc.array(fc.constantFrom("a@example.com", "b@example.com", "c@example.com", "d@example.com"), { minLength: 1, maxLength: 5 });
+    fc.assert(
+      fc.property(recipients, recipients, fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), (to1, to2, extra) => {
+        const body1 = { ...extra, to: to1 };
+        const body2 = { to: to2, ...extra };
+        const first = evaluate(testSend([], { body: body1 }), { credential, roles, usage: emptyUsage(), now: T0 });
+        expect(first.decision.allowed).toBe(true);
+        const second = evaluate(testSend([], { body: body2 }), { credential, roles, usage: first.usage, now: T0 + 1000 });
+        const same = JSON.stringify(to1) === JSON.stringify(to2);
+        if (same) expect(second.decision).toMatchObject({ allowed: true, reason: { rule: "allowed", replay: true }, charged: { caps: [] } });
+        else expectConflict(second.decision);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("canonicalJson never throws and never recurses: cycles, deep nesting, throwing getters, odd values", () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    let deep: unknown = "leaf";
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const throwing = Object.defineProperty({}, "x", { enumerable: true, get: () => { throw new Error("no"); } });
+    expect(canonicalJson(cyclic)).toBe('{"a":1,"self":!cycle}');
+    expect(canonicalJson(deep)).toHaveLength(100_000 * 2 + 6);
+    expect(canonicalJson(throwing)).toContain("!unreadable");
+    expect(canonicalJson([undefined, 1n, NaN, () => 1])).toBe("[!undefined,!1n,!NaN,!function]");
+    expect(canonicalJson(undefined)).not.toBe(canonicalJson(null));
+  });
+});

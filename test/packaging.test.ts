@@ -1,0 +1,106 @@
+/**
+ * Packaging, issue 7: the CommonJS build copied the shared code into every entry, so a
+ * PolicyConfigError thrown from `newsletter-policy/redis` was not `instanceof` the main entry's
+ * class. The build (tsup.config.ts, as `npm run build` runs it, into a scratch directory) must put
+ * the shared code in shared chunks, each module in exactly one output file per format, and every subpath must be reachable under every resolution
+ * (`exports`, and `typesVersions` for TypeScript's node10 resolution). attw and publint check the
+ * packed tarball in .ci/run.
+ */
+import { createRequire } from "node:module";
+import { mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "tsup";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import config from "../tsup.config.js";
+
+const root = new URL("..", import.meta.url).pathname;
+// inside the repository, so that the built entries resolve `immer` from its node_modules
+const out = join(root, "node_modules", ".cache", `np-packaging-${process.pid}`);
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  exports: Record<string, string | { import: { types: string; default: string }; require: { types: string; default: string } }>;
+  typesVersions?: Record<string, Record<string, string[]>>;
+  files: string[];
+};
+const options = Array.isArray(config) ? config[0] : config;
+const entries = Object.keys((options as { entry: Record<string, string> }).entry);
+
+beforeAll(async () => {
+  mkdirSync(out, { recursive: true });
+  await build({ ...(options as object), outDir: out, dts: false, sourcemap: true, silent: true, clean: true });
+}, 240_000);
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe("one copy of the shared code across entries", () => {
+  it("CommonJS: a PolicyConfigError thrown from newsletter-policy/redis is instanceof the main entry's class", () => {
+    const require = createRequire(import.meta.url);
+    const main = require(join(out, "index.cjs"));
+    const redis = require(join(out, "redis", "index.cjs"));
+    let thrown: unknown;
+    try {
+      new redis.RedisStore({});
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(main.PolicyConfigError);
+    expect((thrown as { field: string }).field).toBe("redis");
+  });
+
+  it("ESM: the same, across the ESM entries", async () => {
+    const main = await import(pathToFileURL(join(out, "index.js")).href);
+    const redis = await import(pathToFileURL(join(out, "redis", "index.js")).href);
+    expect(() => new redis.RedisStore({})).toThrow(main.PolicyConfigError);
+  });
+
+  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : [join(dir, d.name)]));
+
+  it("no source module is copied: in each format, every file of src/ is in exactly one output file (by the source maps)", () => {
+    for (const ext of [".cjs", ".js"]) {
+      const owners = new Map<string, string[]>();
+      for (const map of files(out).filter((f) => f.endsWith(`${ext}.map`))) {
+        for (const source of (JSON.parse(readFileSync(map, "utf8")) as { sources: string[] }).sources) {
+          if (!source.includes("src/")) continue;
+          const name = source.slice(source.indexOf("src/"));
+          owners.set(name, [...(owners.get(name) ?? []), map.slice(out.length + 1)]);
+        }
+      }
+      expect(owners.size, ext).toBeGreaterThan(10);
+      const copied = [...owners].filter(([, where]) => where.length > 1);
+      expect(copied, `${ext}: modules in more than one output file`).toEqual([]);
+    }
+  });
+
+  it("each format has its shared chunk and no entry carries the class itself", () => {
+    for (const ext of [".cjs", ".js"]) {
+      const withClass = files(out).filter((f) => f.endsWith(ext) && /var PolicyConfigError = class/.test(readFileSync(f, "utf8")));
+      expect(withClass.map((f) => f.slice(out.length + 1)), ext).toHaveLength(1);
+      expect(withClass[0]!.slice(out.length + 1), ext).toMatch(/^chunk-/);
+    }
+  });
+});
+
+describe("every subpath is declared for every resolution", () => {
+  const subpaths = Object.keys(pkg.exports).filter((k) => k !== "." && k !== "./package.json");
+
+  it("each tsup entry is exported, and each export is a tsup entry", () => {
+    const exported = Object.keys(pkg.exports).filter((k) => k !== "./package.json").map((k) => (k === "." ? "index" : `${k.slice(2)}/index`));
+    expect(new Set(exported)).toEqual(new Set(entries));
+  });
+
+  it("each subpath has { import, require } × { types, default } and a typesVersions entry (TypeScript's node10 resolution) naming the same .d.ts", () => {
+    for (const subpath of subpaths) {
+      const target = pkg.exports[subpath];
+      expect(typeof target, subpath).toBe("object");
+      const t = target as { import: { types: string; default: string }; require: { types: string; default: string } };
+      const name = subpath.slice(2);
+      expect(t.import).toEqual({ types: `./dist/${name}/index.d.ts`, default: `./dist/${name}/index.js` });
+      expect(t.require).toEqual({ types: `./dist/${name}/index.d.cts`, default: `./dist/${name}/index.cjs` });
+      expect(pkg.typesVersions?.["*"]?.[name], `typesVersions["*"]["${name}"]`).toEqual([t.import.types]);
+    }
+  });
+
+  it("the package ships its LICENSE, README and user docs", () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(["dist", "LICENSE", "README.md", "docs/*.md"]));
+    expect(readFileSync(join(root, "LICENSE"), "utf8")).toMatch(/^MIT License/);
+  });
+});
