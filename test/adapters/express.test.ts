@@ -30,6 +30,7 @@ async function start(make: () => Express, host: Host): Promise<Running> {
     const result = host.send(req.params.id!, req.get("x-fail"), req.get("idempotency-key"), res.locals.decision);
     res.status(result.status).json(result.body);
   });
+  app.post("/articles/:id/test-send", (req, res) => void res.json({ to: (req.body as { to: string[] }).to }));
   const unauthenticated: ErrorRequestHandler = (error, _req, res, next) => {
     if (error instanceof Unauthenticated) return void res.status(401).json({ error: "unauthenticated" });
     next(error); // Express's own error handler answers 500

@@ -40,6 +40,8 @@ export interface Host {
   stored: Map<string, unknown>;
   /** How many times onReplay was called. */
   replays: number;
+  /** How many times the adapter called policy.release. */
+  releases: number;
   /** How many times the send handler ran. */
   sends: number;
   /** The send handler: fails when `X-Fail` says `500` (answers 500) or `throw` (throws); its body says whether the decision was a replay. */
@@ -51,8 +53,10 @@ export interface Host {
 }
 
 export function makeHost(): Host {
+  const policy = createPolicy({ store: new MemoryStore(), config: { budgets: { audience: { limit: 5, window: 60 } } } });
   const host: Host = {
-    policy: createPolicy({ store: new MemoryStore(), config: { budgets: { audience: { limit: 5, window: 60 } } } }),
+    // the real policy, counting the adapter's release calls
+    policy: { config: policy.config, check: (r, w) => policy.check(r, w), status: (c) => policy.status(c), release: (d) => (host.releases++, policy.release(d)) },
     async who(authorization) {
       await Promise.resolve();
       const credential = credentialOf((authorization ?? "").replace(/^Bearer /, ""));
@@ -69,6 +73,7 @@ export function makeHost(): Host {
     decisions: [],
     stored: new Map(),
     replays: 0,
+    releases: 0,
     sends: 0,
     send(article, fail, key, decision) {
       host.sends++;
@@ -246,12 +251,24 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
     });
 
     it("release after a failing handler (500 answered, and thrown): the daily cap counts neither", async () => {
+      const released = host.releases;
       const failed = await send("rel_0", "owner-rel", { "x-fail": "500" });
       expect(failed.status).toBe(500);
       const thrown = await send("rel_00", "owner-rel", { "x-fail": "throw" });
       expect(thrown.status).toBe(500);
+      expect(host.releases - released, "each failed send released exactly once").toBe(2);
       for (let i = 1; i <= 25; i++) expect((await send(`rel_${i}`, "owner-rel")).status, `send ${i} after two released failures`).toBe(200);
       expect((await send("rel_26", "owner-rel")).status).toBe(429);
+      expect(host.releases - released, "successful sends are not released").toBe(2);
+    });
+
+    it("reads the JSON body: a test send to 6 addresses is 400 naming `to`; to 1 is allowed and the handler still reads the body", async () => {
+      const refused = await call("/articles/a_1/test-send", "owner-test", { method: "POST", body: { to: ["a@x.io", "b@x.io", "c@x.io", "d@x.io", "e@x.io", "f@x.io"] } });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: "invalid_request", param: "to" });
+      const ok = await call("/articles/a_1/test-send", "owner-test", { method: "POST", body: { to: ["a@x.io"] } });
+      expect(ok.status).toBe(200);
+      expect(ok.json).toEqual({ to: ["a@x.io"] });
     });
 
     it("GET /rate-limit answers the budgets as JSON from policy.status", async () => {
