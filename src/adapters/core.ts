@@ -4,6 +4,7 @@
  * query, headers and body, and how it answers; everything else is here. Imports no `node:` module,
  * so it runs on any runtime with the Fetch API.
  */
+import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy.js";
 import type { AllowedDecision, Decision, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
 
@@ -58,6 +59,26 @@ export type Outcome =
   | { kind: "status"; decision: AllowedDecision; who: Who }
   | { kind: "replay"; decision: AllowedDecision; who: Who }
   | { kind: "next"; decision: AllowedDecision; who: Who };
+
+/**
+ * Checks the adapter's options when it is made, so a host mistake fails at start-up, not on the
+ * first request.
+ *
+ * @throws PolicyConfigError naming the option: `policy` that is not a policy, `who` that is not a
+ *   function, or `newsletter`, `onDecision`, `onReplay` given but not functions.
+ */
+export function assertOptions(options: unknown): void {
+  if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be { policy, who, newsletter?, onDecision?, onReplay? }");
+  const o = options as Record<string, unknown>;
+  const policy = o.policy as Partial<Policy> | undefined;
+  if (typeof policy?.check !== "function" || typeof policy.release !== "function" || typeof policy.status !== "function") {
+    throw new PolicyConfigError("policy", "must be the policy createPolicy returned");
+  }
+  if (typeof o.who !== "function") throw new PolicyConfigError("who", "must be a function (req) => { credential, roles }, or a Promise of it");
+  for (const name of ["newsletter", "onDecision", "onReplay"]) {
+    if (o[name] !== undefined && typeof o[name] !== "function") throw new PolicyConfigError(name, "must be a function when given");
+  }
+}
 
 function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;

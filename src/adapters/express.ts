@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from "express";
 import type { AllowedDecision } from "../types.js";
-import { decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -33,12 +33,14 @@ export type ExpressPolicyOptions = AdapterOptions<Request, ExpressReplay>;
  *
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
  * @returns an Express `RequestHandler`.
+ * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
  * app.use(express.json());
  * app.use(newsletterPolicy({ policy, who: (req) => authenticate(req), newsletter: (req) => owner(req.path) }));
  * app.get("/newsletters/:id/articles", (req, res) => res.json(list(req.params.id, res.locals.decision.view)));
  */
 export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler {
+  assertOptions(options);
   async function run(req: Request, res: Response): Promise<boolean> {
     const outcome = await decide(options, req, { method: req.method, path: req.path, query: req.query, header: (name) => req.headers[name], body: req.body as unknown });
     res.set(outcome.decision.headers);

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { AllowedDecision } from "../types.js";
-import { decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -30,11 +30,13 @@ export type FastifyPolicyOptions = AdapterOptions<FastifyRequest, FastifyReplay>
  *
  * @param app - the Fastify instance (the plugin applies to it, not to a child context).
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
+ * @throws PolicyConfigError (registration rejects) when an option is missing or of the wrong kind, naming it.
  * @example
  * await app.register(newsletterPolicy, { policy, who: (request) => authenticate(request) });
  * app.get("/newsletters/:id/articles", async (request) => list(request.decision.view));
  */
 const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) => {
+  assertOptions(options);
   const headers = new WeakMap<FastifyRequest, Record<string, string>>();
   const releases = new WeakMap<FastifyRequest, () => Promise<void>>();
   app.decorateRequest("decision", undefined as unknown as AllowedDecision);

@@ -4,7 +4,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AllowedDecision } from "../types.js";
-import { decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -61,12 +61,14 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
  *
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`; `who` and the others get the Context `c`.
  * @returns a Hono `MiddlewareHandler`.
+ * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
  * const app = new Hono<PolicyEnv>();
  * app.use(newsletterPolicy({ policy, who: (c) => authenticate(c) }));
  * app.get("/newsletters/:id/articles", (c) => c.json(list(c.req.param("id"), c.get("decision").view)));
  */
 export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<PolicyEnv> {
+  assertOptions(options);
   return async (c, next) => {
     const outcome = await decide(options, c, {
       method: c.req.method,

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AllowedDecision } from "../types.js";
-import { decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
 
 /** Answers an allowed replay from the stored result (write to `res`); if it leaves `res` unanswered, the guard returns the decision. */
 export type NodeReplay = (decision: AllowedDecision, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -41,12 +41,14 @@ function answerJson(res: ServerResponse, status: number, value: unknown): void {
  *
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
  * @returns the guard: `const decision = await guard(req, res, body); if (!decision) return;`
+ * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
  * const guard = newsletterPolicy({ policy, who: async (req) => ({ credential: await keyOf(req), roles: rolesOf }) });
  * const decision = await guard(req, res, body);
  * if (!decision) return;
  */
 export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
+  assertOptions(options);
   return async (req, res, body) => {
     const outcome = await decide(options, req, { method: req.method ?? "GET", path: req.url ?? "/", header: (name) => req.headers[name], body });
     const { decision } = outcome;
