@@ -4,13 +4,16 @@
  *
  *   npx tsx bench/adapters.ts            # NP_BENCH_N=4000 NP_BENCH_ROUNDS=5 NP_BENCH_C=8 to change
  *
- * Client and server share one process, so the per-request times include the client's fetch; the
+ * Two measures. In process: the framework's own request path without a socket (a node
+ * IncomingMessage/ServerResponse pair for node:http and Express, Fastify's inject, Hono's
+ * app.request), CPU µs per request, the steadier figure. Over HTTP on loopback: a fetch client
+ * against each server, CPU and wall µs per request. Client and server share one process, so the per-request times include the client's fetch; the
  * difference between the two servers is the adapter. Rounds alternate bare/guarded and the median
  * is reported. The CPU time of this process per request is the steadier figure on a shared, busy
  * machine (other processes do not add to it); wall time there moves by hundreds of µs between runs.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, IncomingMessage, ServerResponse, type RequestListener, type Server } from "node:http";
+import { Socket, type AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import express from "express";
 import Fastify from "fastify";
@@ -80,6 +83,8 @@ const servers: Record<string, (guarded: boolean) => Promise<Target>> = {
   },
 };
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 /** Microseconds per request for n requests at the given concurrency: wall time, and this process's CPU time (user + system). */
 async function measure(url: string, n: number): Promise<{ wall: number; cpu: number }> {
   let next = 0;
@@ -98,7 +103,6 @@ async function measure(url: string, n: number): Promise<{ wall: number; cpu: num
   return { wall, cpu: (used.user + used.system) / n };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 // the decision alone, for reference: policy.check over the in-memory store, no HTTP
 {
@@ -110,7 +114,77 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
   const used = process.cpuUsage(cpu);
   console.log(`policy.check alone: ${((used.user + used.system) / 20000).toFixed(1)} µs CPU per call`);
 }
-console.log(`${N} requests per round, ${ROUNDS} rounds, concurrency ${CONCURRENCY}, GET ${PATH}; µs per request, median of rounds`);
+/** A request through a node request listener, without a socket. */
+function fakeRequest(listener: RequestListener): Promise<void> {
+  const req = new IncomingMessage(new Socket());
+  req.method = "GET";
+  req.url = PATH;
+  const res = new ServerResponse(req);
+  return new Promise((done) => {
+    const end = res.end.bind(res);
+    res.end = ((...args: Parameters<ServerResponse["end"]>) => {
+      done();
+      return end(...args);
+    }) as ServerResponse["end"];
+    listener(req, res);
+  });
+}
+
+const inProcess: Record<string, (guarded: boolean) => Promise<() => Promise<unknown>>> = {
+  "node:http": async (guarded) => {
+    const guard = nodePolicy({ policy: policy(), who: () => who });
+    return () =>
+      fakeRequest(async (req, res) => {
+        if (guarded && !(await guard(req, res))) return;
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(payload));
+      });
+  },
+  "Express 5": async (guarded) => {
+    const app = express();
+    if (guarded) app.use(expressPolicy({ policy: policy(), who: () => who }));
+    app.get("/newsletters/:id/articles", (_req, res) => void res.json(payload));
+    return () => fakeRequest(app);
+  },
+  "Fastify 5": async (guarded) => {
+    const app = Fastify();
+    if (guarded) await app.register(fastifyPolicy, { policy: policy(), who: () => who });
+    app.get("/newsletters/:id/articles", async () => payload);
+    await app.ready();
+    return () => app.inject({ method: "GET", url: PATH });
+  },
+  "Hono 4": async (guarded) => {
+    const app = new Hono();
+    if (guarded) app.use(honoPolicy({ policy: policy(), who: () => who }));
+    app.get("/newsletters/:id/articles", (c) => c.json(payload));
+    return async () => (await app.request(PATH)).arrayBuffer();
+  },
+};
+
+async function cpuPerCall(f: () => Promise<unknown>, n: number): Promise<number> {
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < n; i++) await f();
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / n;
+}
+
+console.log(`in process, ${N * 2} requests per round, ${ROUNDS} rounds; CPU µs per request, median of rounds`);
+console.log("framework   | without | with adapter | overhead");
+for (const [name, make] of Object.entries(inProcess)) {
+  const bare = await make(false);
+  const guarded = await make(true);
+  await cpuPerCall(bare, 2000);
+  await cpuPerCall(guarded, 2000);
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    a.push(await cpuPerCall(bare, N * 2));
+    b.push(await cpuPerCall(guarded, N * 2));
+  }
+  const [x, y] = [median(a), median(b)];
+  console.log(`${name.padEnd(11)} | ${x.toFixed(1).padStart(7)} | ${y.toFixed(1).padStart(12)} | ${(y - x).toFixed(1).padStart(5)} µs`);
+}
+
+console.log(`over HTTP, ${N} requests per round, ${ROUNDS} rounds, concurrency ${CONCURRENCY}, GET ${PATH}; µs per request, median of rounds`);
 console.log("framework   | CPU without | CPU with | CPU overhead | wall without | wall with | wall overhead");
 for (const [name, start] of Object.entries(servers)) {
   const bare = await start(false);
