@@ -2,6 +2,7 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { Hono } from "hono";
+import { expect, it } from "vitest";
 import { newsletterPolicy, type PolicyEnv } from "../../src/adapters/hono.js";
 import { describeAdapter, Unauthenticated, type Host, type Running } from "./scenario.js";
 
@@ -40,4 +41,10 @@ async function start(host: Host): Promise<Running> {
   };
 }
 
-describeAdapter("Hono 4", start);
+describeAdapter("Hono 4", start, ({ call }) => {
+  it("malformed JSON reads as no body: a test send is then 400 naming `to`, with the rate-limit headers", async () => {
+    const malformed = await call("/articles/a_1/test-send", "owner-malformed", { method: "POST", raw: '{"to": ["a@x.io"' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json.error).toMatchObject({ code: "invalid_request", param: "to" });
+  });
+});

@@ -102,7 +102,7 @@ export interface Running {
 
 /** One HTTP request to the server under test, with `Authorization: Bearer <token>`; checks the rate-limit headers. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Call = (path: string, token: string, init?: { method?: string; headers?: Record<string, string>; body?: unknown }) => Promise<{ status: number; headers: Headers; json: any }>;
+export type Call = (path: string, token: string, init?: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string }) => Promise<{ status: number; headers: Headers; json: any }>;
 
 const HEADERS = ["ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
 
@@ -131,8 +131,9 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       if (credentialOf(token) === undefined) unauthenticated++;
       const response = await fetch(running.base + path, {
         method: init.method ?? "GET",
-        headers: { authorization: `Bearer ${token}`, ...(init.body !== undefined && { "content-type": "application/json" }), ...init.headers },
+        headers: { authorization: `Bearer ${token}`, ...((init.body !== undefined || init.raw !== undefined) && { "content-type": "application/json" }), ...init.headers },
         ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+        ...(init.raw !== undefined && { body: init.raw }),
       });
       const text = await response.text();
       const json: unknown = /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : text;
