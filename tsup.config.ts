@@ -2,7 +2,12 @@ import { defineConfig } from "tsup";
 
 export default defineConfig([
   {
-    entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts" },
+    entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts",
+      "adapters/node": "src/adapters/node.ts",
+      "adapters/express": "src/adapters/express.ts",
+      "adapters/fastify": "src/adapters/fastify.ts",
+      "adapters/hono": "src/adapters/hono.ts",
+    },
     format: ["esm", "cjs"],
     // One copy of the shared code for both formats: without it the CJS build inlines the core into
     // every entry, so `newsletter-policy/redis` would throw a PolicyConfigError that is not
@@ -14,7 +19,7 @@ export default defineConfig([
     sourcemap: true,
     target: "node20",
     treeshake: true,
-    external: ["fast-check", "immer", "vitest"],
+    external: ["fast-check", "immer", "vitest", "express", "fastify", "hono"],
   },
   // The `newsletter-policy` bin: one ESM file; esbuild keeps src/cli/index.ts's shebang and tsup marks it executable.
   {

@@ -73,20 +73,35 @@ function readSegments(path: string): string[] | string {
 }
 
 /**
- * A query name as a server reads it: `status[]`, `expand[0]` and `tag[x]` are `status`, `expand` and
- * `tag` to qs-style parsers (Express, Fastify with qs), so they are checked as those names and cannot
- * slip past the read-only filters and expand paths (spec §7 #4–#7).
+ * The names a server may hand a handler for one query name. Flat parsers (URLSearchParams,
+ * node:querystring, Express 5's default, Fastify's, Hono's) keep the name as it is; qs (Express 4's
+ * default, the `extended` setting of Express 5) reads `status[]`, `status[x]` and `status[` as
+ * `status`, a leading bracket group `[status]` (also sent as `%5Bstatus%5D`) as `status`, and with
+ * its `allowDots` option `status.x` and `.status` as `status`. A name is checked under every one of
+ * these, so no parser hands a handler a filter or expand value the policy did not judge
+ * (spec §7 #4–#7; found: "bracketed query names get past the reader view and expand checks").
+ * Reading a name under more names than one parser would only ever refuses more, never less.
  */
-function baseName(name: string): string {
-  const bracket = name.indexOf("[");
-  return bracket > 0 && name.endsWith("]") ? name.slice(0, bracket) : name;
+function qsNames(name: string): string[] {
+  const names = [name];
+  const head = /^[^[.]*/.exec(name)![0]; // qs's parent: the text before the first "[" (or ".")
+  if (head !== "" && head !== name) names.push(head);
+  if (head === "") {
+    // a leading "[status]" or ".status" (any run of "[" and "."), up to the next "[", "]" or "."
+    const lead = /^[[.]+([^[\].]*)/.exec(name)![1]!;
+    if (lead !== "" && lead !== name) names.push(lead);
+  }
+  return names;
 }
 
 function add(query: Map<string, string[]>, name: string, value: string): void {
-  const base = baseName(name);
-  const list = query.get(base);
-  if (list) list.push(value);
-  else query.set(base, [value]);
+  // the common plain name costs one scan
+  const names = name.includes("[") || name.includes(".") ? qsNames(name) : [name];
+  for (const each of names) {
+    const list = query.get(each);
+    if (list) list.push(value);
+    else query.set(each, [value]);
+  }
 }
 
 function readQueryString(text: string): Map<string, string[]> | null {

@@ -1,0 +1,145 @@
+/**
+ * The one way from a framework's request to a decision, shared by every adapter (node:http,
+ * Express, Fastify, Hono). An adapter only says where its framework keeps the method, path, parsed
+ * query, headers and body, and how it answers; everything else is here. Imports no `node:` module,
+ * so it runs on any runtime with the Fetch API.
+ */
+import { PolicyConfigError } from "../errors.js";
+import type { Policy } from "../policy.js";
+import type { AllowedDecision, Decision, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
+
+/**
+ * Options shared by every adapter's `newsletterPolicy(options)`.
+ *
+ * @typeParam Req - what the framework calls the request: Express/node `req`, Fastify `request`, Hono `c`.
+ * @typeParam Replay - the framework's `onReplay`: `(decision, req, res)` for Express and node,
+ *   `(decision, request, reply)` for Fastify, `(decision, c) => Response | void` for Hono.
+ */
+export interface AdapterOptions<Req, Replay> {
+  /** From `createPolicy`. */
+  policy: Policy;
+  /**
+   * The host's authentication: the credential and its owner's current roles. May return a Promise.
+   * A throw (or rejection) is the host's answer, not a refusal: it goes to the framework's error
+   * handling (Express `next(error)`, Fastify's error handler, Hono's `onError`; the node guard
+   * rejects) and nothing is charged. Throw your 401 from here.
+   */
+  who: (req: Req) => Who | Promise<Who>;
+  /**
+   * The newsletter that owns the resource of a path without `{newsletter}` (`/articles/{article}/send`,
+   * `/subscribers/{subscriber}`, `/tags/{tag}/subscribers`); `undefined` when unknown, which the
+   * policy answers `not_found`. A throw goes to the framework's error handling, like `who`.
+   */
+  newsletter?: (req: Req) => string | undefined | Promise<string | undefined>;
+  /** Told of every decision, allowed or refused, for logs and metrics. */
+  onDecision?: (decision: Decision, req: Req) => void;
+  /**
+   * An allowed replay (a write whose `Idempotency-Key` already counted): answer it from the stored
+   * result instead of running the handler again. When it answers, the handler does not run; when it
+   * does not (or is not given), the request goes on with the decision flagged (`isReplay(decision)`).
+   */
+  onReplay?: Replay;
+}
+
+/** What an adapter reads off its framework's request. */
+export interface Incoming {
+  method: string;
+  /** The path as routed, with its query string when `query` is not given. */
+  path: string;
+  /** The framework's parsed query, exactly as handlers get it; a value that is not a string or a list of strings is refused 400. */
+  query?: unknown;
+  /** A request header by lower-case name. */
+  header: (name: string) => string | string[] | undefined;
+  body?: unknown;
+}
+
+/** What the adapter does next. */
+export type Outcome =
+  | { kind: "refuse"; decision: RefusedDecision; who: Who }
+  | { kind: "status"; decision: AllowedDecision; who: Who }
+  | { kind: "replay"; decision: AllowedDecision; who: Who }
+  | { kind: "next"; decision: AllowedDecision; who: Who };
+
+/**
+ * Checks the adapter's options when it is made, so a host mistake fails at start-up, not on the
+ * first request.
+ *
+ * @throws PolicyConfigError naming the option: `policy` that is not a policy, `who` that is not a
+ *   function, or `newsletter`, `onDecision`, `onReplay` given but not functions.
+ */
+export function assertOptions(options: unknown): void {
+  if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be { policy, who, newsletter?, onDecision?, onReplay? }");
+  const o = options as Record<string, unknown>;
+  const policy = o.policy as Partial<Policy> | undefined;
+  if (typeof policy?.check !== "function" || typeof policy.release !== "function" || typeof policy.status !== "function") {
+    throw new PolicyConfigError("policy", "must be the policy createPolicy returned");
+  }
+  if (typeof o.who !== "function") throw new PolicyConfigError("who", "must be a function (req) => { credential, roles }, or a Promise of it");
+  for (const name of ["newsletter", "onDecision", "onReplay"]) {
+    if (o[name] !== undefined && typeof o[name] !== "function") throw new PolicyConfigError(name, "must be a function when given");
+  }
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Decides one request: authenticates through `who`, resolves `newsletter`, checks, and tells
+ * `onDecision`. Rejects only with the host's own errors (from `who`, `newsletter`, `onDecision`).
+ */
+export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Req, incoming: Incoming): Promise<Outcome> {
+  const who = await options.who(req);
+  const newsletter = options.newsletter === undefined ? undefined : await options.newsletter(req);
+  const request: PolicyRequest = {
+    method: incoming.method,
+    path: incoming.path,
+    // untrusted: the policy reads it defensively and refuses what is not strings (400)
+    ...(incoming.query !== undefined && { query: incoming.query as PolicyRequest["query"] }),
+    ...(incoming.body !== undefined && { body: incoming.body }),
+  };
+  const idempotencyKey = single(incoming.header("idempotency-key"));
+  if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;
+  const requestId = single(incoming.header("x-request-id"));
+  if (requestId !== undefined) request.requestId = requestId;
+  if (newsletter !== undefined) request.newsletter = newsletter;
+  const decision = await options.policy.check(request, who);
+  options.onDecision?.(decision, req);
+  if (!decision.allowed) return { kind: "refuse", decision, who };
+  if (decision.operation === "rateLimit.get") return { kind: "status", decision, who };
+  if (isReplay(decision)) return { kind: "replay", decision, who };
+  return { kind: "next", decision, who };
+}
+
+/** The JSON body of `GET /rate-limit` (spec §4): the same numbers as the headers. */
+export function rateLimitStatus(policy: Policy, who: Who): Promise<RateLimitStatus> {
+  // the plan's limits (who.limits), so the body carries the same numbers as the headers
+  return policy.status(who.credential, who.limits === undefined ? undefined : { limits: who.limits });
+}
+
+/**
+ * True for an allowed replay: a write whose `Idempotency-Key` already counted. Answer it from the
+ * stored result of the first request; do not run the send again.
+ *
+ * @param decision - a decision from the policy or an adapter.
+ * @returns whether the decision is an allowed replay.
+ * @example
+ * if (isReplay(res.locals.decision)) return res.json(await storedResult(req));
+ */
+export function isReplay(decision: Decision): decision is AllowedDecision {
+  return decision.reason.rule === "allowed" && decision.reason.replay === true;
+}
+
+/**
+ * Releases the daily-cap charge of a failed send, schedule or test send, at most once per request.
+ * Store errors are swallowed: the charge then stays counted, which refuses later sends rather than
+ * admitting more than the cap.
+ */
+export function releaser(policy: Policy, decision: AllowedDecision): () => Promise<void> {
+  let done = decision.release === undefined;
+  return async () => {
+    if (done) return;
+    done = true;
+    await policy.release(decision).catch(() => false);
+  };
+}

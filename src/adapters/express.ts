@@ -1,0 +1,74 @@
+/**
+ * newsletter-policy for Express 4 and 5: `app.use(express.json()); app.use(newsletterPolicy(options));`
+ * Handlers find the decision on `res.locals.decision`.
+ */
+import type { Request, RequestHandler, Response } from "express";
+import type { AllowedDecision } from "../types.js";
+import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** The allowed decision for this request, set by newsletter-policy's middleware. */
+      decision: AllowedDecision;
+    }
+  }
+}
+
+/** Answers an allowed replay from the stored result (e.g. `res.status(201).json(stored)`); if it sends nothing, the request goes on. */
+export type ExpressReplay = (decision: AllowedDecision, req: Request, res: Response) => void | Promise<void>;
+
+/** Options of the Express {@link newsletterPolicy}. */
+export type ExpressPolicyOptions = AdapterOptions<Request, ExpressReplay>;
+
+/**
+ * Makes the Express middleware (Express 4 and 5). Reads `req.method`, `req.path` (relative to where
+ * the middleware is mounted), `req.query` as Express's query parser handed it, the
+ * `Idempotency-Key` and `X-Request-Id` headers and `req.body` (mount `express.json()` first).
+ * Sets the `RateLimit-*` headers on every response; answers refusals and `GET /rate-limit`; puts the
+ * allowed decision on `res.locals.decision`; releases a send, schedule or test send whose response
+ * goes out with a status of 500 or more (Express's error handler answers 500 for a thrown handler).
+ * Errors from `who`, `newsletter` and `onDecision` go to `next(error)`.
+ *
+ * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
+ * @returns an Express `RequestHandler`.
+ * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
+ * @example
+ * app.use(express.json());
+ * app.use(newsletterPolicy({ policy, who: (req) => authenticate(req), newsletter: (req) => owner(req.path) }));
+ * app.get("/newsletters/:id/articles", (req, res) => res.json(list(req.params.id, res.locals.decision.view)));
+ */
+export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler {
+  assertOptions(options);
+  async function run(req: Request, res: Response): Promise<boolean> {
+    const outcome = await decide(options, req, { method: req.method, path: req.path, query: req.query, header: (name) => req.headers[name], body: req.body as unknown });
+    res.set(outcome.decision.headers);
+    if (outcome.kind === "refuse") {
+      res.status(outcome.decision.status).json(outcome.decision.body);
+      return false;
+    }
+    if (outcome.kind === "status") {
+      res.status(200).json(await rateLimitStatus(options.policy, outcome.who));
+      return false;
+    }
+    if (outcome.kind === "replay" && options.onReplay !== undefined) {
+      await options.onReplay(outcome.decision, req, res);
+      if (res.headersSent) return false;
+    }
+    res.locals.decision = outcome.decision;
+    if (outcome.decision.release !== undefined) {
+      const release = releaser(options.policy, outcome.decision);
+      res.once("finish", () => {
+        if (res.statusCode >= 500) void release();
+      });
+    }
+    return true;
+  }
+  return (req, res, next) => {
+    run(req, res).then((proceed) => proceed && next(), next);
+  };
+}
+
+export { isReplay };
+export type { AdapterOptions };

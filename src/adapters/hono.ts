@@ -1,0 +1,99 @@
+/**
+ * newsletter-policy for Hono 4, on any runtime with the Fetch API (no `node:` imports):
+ * `app.use(newsletterPolicy(options));` handlers read `c.get("decision")`.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type { AllowedDecision } from "../types.js";
+import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** The allowed decision for this request, set by newsletter-policy's middleware. */
+    decision: AllowedDecision;
+  }
+}
+
+/** The Hono environment the middleware sets: `new Hono<PolicyEnv>()` types `c.get("decision")`. */
+export type PolicyEnv = { Variables: { decision: AllowedDecision } };
+
+/** Answers an allowed replay: return the stored result as a Response; return nothing to let the request go on. */
+export type HonoReplay = (decision: AllowedDecision, c: Context) => Response | void | Promise<Response | void>;
+
+/** Options of the Hono {@link newsletterPolicy}. */
+export type HonoPolicyOptions = AdapterOptions<Context, HonoReplay>;
+
+/** The raw path of the request URL (as sent, percent-encoded): the policy decodes it once. */
+function rawPath(url: string): string {
+  const start = url.indexOf("/", url.indexOf("://") + 3);
+  if (start < 0) return "/";
+  const end = url.slice(start).search(/[?#]/);
+  return end < 0 ? url.slice(start) : url.slice(start, start + end);
+}
+
+async function jsonBody(c: Context): Promise<unknown> {
+  if (c.req.method === "GET" || c.req.method === "HEAD" || !/\bjson\b/i.test(c.req.header("content-type") ?? "")) return undefined;
+  // Hono caches the parsed body: the handler can still call c.req.json()
+  return c.req.json().catch(() => undefined);
+}
+
+/** `response` with the headers it lacks; a copy when its headers are immutable (a Response from fetch). */
+function withHeaders(response: Response, headers: Record<string, string>): Response {
+  let target = response;
+  for (const [name, value] of Object.entries(headers)) {
+    if (target.headers.has(name)) continue;
+    try {
+      target.headers.set(name, value);
+    } catch {
+      target = new Response(target.body, target);
+      target.headers.set(name, value);
+    }
+  }
+  return target;
+}
+
+/**
+ * Makes the Hono middleware (Hono 4). Reads the method, the raw path of `c.req.url`,
+ * `c.req.queries()` as Hono parses them, the `Idempotency-Key` and `X-Request-Id` headers and a
+ * JSON body; answers refusals and `GET /rate-limit`; sets `c.get("decision")`. The `RateLimit-*`
+ * headers go on every response, `onError` and not-found answers included. A send, schedule or test
+ * send whose handler throws or answers 500 or more is released once. Errors from `who`,
+ * `newsletter` and `onDecision` go to `app.onError`.
+ *
+ * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`; `who` and the others get the Context `c`.
+ * @returns a Hono `MiddlewareHandler`.
+ * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
+ * @example
+ * const app = new Hono<PolicyEnv>();
+ * app.use(newsletterPolicy({ policy, who: (c) => authenticate(c) }));
+ * app.get("/newsletters/:id/articles", (c) => c.json(list(c.req.param("id"), c.get("decision").view)));
+ */
+export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<PolicyEnv> {
+  assertOptions(options);
+  return async (c, next) => {
+    const outcome = await decide(options, c, {
+      method: c.req.method,
+      path: rawPath(c.req.url),
+      query: c.req.queries(),
+      header: (name) => c.req.header(name),
+      body: await jsonBody(c),
+    });
+    const { headers } = outcome.decision;
+    if (outcome.kind === "refuse") return c.json(outcome.decision.body, outcome.decision.status as 400, headers);
+    if (outcome.kind === "status") return c.json(await rateLimitStatus(options.policy, outcome.who), 200, headers);
+    if (outcome.kind === "replay" && options.onReplay !== undefined) {
+      const answer = await options.onReplay(outcome.decision, c);
+      if (answer instanceof Response) return withHeaders(answer, headers);
+    }
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    c.set("decision", outcome.decision);
+    await next();
+    if (c.error !== undefined || c.res.status >= 500) await releaser(options.policy, outcome.decision)();
+    // a handler's own Response, onError's or notFound's answer: every response carries them (spec §8)
+    const answered = withHeaders(c.res, headers);
+    if (answered !== c.res) c.res = answered;
+    return undefined;
+  };
+}
+
+export { isReplay };
+export type { AdapterOptions };

@@ -1,0 +1,161 @@
+/**
+ * Query-name fidelity against the real parsers: whatever name a server's query parser hands a
+ * handler, the policy must have judged its value under that name (spec §7 #4–#7).
+ *
+ * Found: "bracketed query names get past the reader view and expand checks" — Express 4's qs reads
+ * `?[status]=draft` and `?%5Bexpand%5D=subscriber` as `status` / `expand`; the library read another
+ * name, so a read-only key listed drafts and an insights-only key expanded subscribers.
+ */
+import { parse as nodeParse } from "node:querystring";
+import fc from "fast-check";
+import express5 from "express";
+import express4 from "express4";
+import Fastify from "fastify";
+import { Hono } from "hono";
+import qs from "qs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emptyUsage, evaluate, type Credential, type Decision, type PolicyRequest } from "../../src/index.js";
+
+type Parsed = Record<string, unknown>;
+type Parser = (query: string) => Parsed | Promise<Parsed>;
+
+// Read-only on nl_1 (content and insights at read, no audience): it may filter articles by
+// status=sent only, may not use tag, may see public threads only, and may not expand subscriber.
+const reader: Credential = { id: "key_reader", kind: "api_key", newsletters: { nl_1: { content: "read", insights: "read" } } };
+const NOW = Date.UTC(2026, 10, 22, 10);
+
+function judge(request: { path: string; query?: unknown }): Decision {
+  return evaluate({ method: "GET", ...request } as PolicyRequest, { credential: reader, roles: { nl_1: "owner" }, usage: emptyUsage(), now: NOW }).decision;
+}
+
+/** The operations with a reader-restricted parameter, and which values a handler must not get. */
+const cases = [
+  { path: "/newsletters/nl_1/articles", param: "status", forbidden: (v: string) => v !== "sent" },
+  { path: "/newsletters/nl_1/articles", param: "tag", forbidden: () => true },
+  { path: "/newsletters/nl_1/threads", param: "visibility", forbidden: (v: string) => v !== "public" },
+  { path: "/newsletters/nl_1/insights", param: "expand", forbidden: (v: string) => v === "subscriber" },
+] as const;
+
+/**
+ * Every filter value a handler reads out of one parsed value: each leaf string read as the list the
+ * library documents (repeated or comma-separated, trimmed, empties dropped).
+ */
+function leaves(value: unknown): string[] {
+  if (typeof value === "string") return value.split(",").map((part) => part.trim()).filter((v) => v !== "");
+  if (typeof value === "object" && value !== null) return Object.values(value).flatMap(leaves);
+  return [];
+}
+
+/** The forbidden value a parser hands the handler under `param`, if any. */
+function handed(parsed: Parsed, c: (typeof cases)[number]): string | undefined {
+  if (!Object.hasOwn(parsed, c.param)) return undefined;
+  return leaves(parsed[c.param]).find((v) => c.forbidden(v));
+}
+
+// The real parsers, as each framework calls them.
+const fastify = Fastify();
+let fastifyQuery: Parsed = {};
+fastify.get("/q", async (request) => {
+  fastifyQuery = request.query as Parsed;
+  return "";
+});
+const hono = new Hono();
+let honoQuery: Parsed = {};
+hono.get("/q", (c) => {
+  honoQuery = c.req.queries() ?? {};
+  return c.text("");
+});
+const express4Extended = express4().get("query parser fn") as (s: string) => Parsed; // Express 4 default: "extended" (qs)
+const express5Simple = express5().get("query parser fn") as (s: string) => Parsed; // Express 5 default: "simple" (node:querystring)
+const express5Extended = express5().set("query parser", "extended").get("query parser fn") as (s: string) => Parsed;
+
+const parsers: Record<string, Parser> = {
+  "qs (defaults)": (s) => qs.parse(s),
+  "qs (allowDots)": (s) => qs.parse(s, { allowDots: true }),
+  "Express 4 default (qs, extended)": express4Extended,
+  "Express 5 default (simple)": express5Simple,
+  "Express 5 extended": express5Extended,
+  "Fastify 5 default": async (s) => {
+    await fastify.inject({ method: "GET", url: `/q?${s}` });
+    return fastifyQuery;
+  },
+  "Hono 4 c.req.queries()": async (s) => {
+    await hono.request(`http://localhost/q?${s}`);
+    return honoQuery;
+  },
+  "node:querystring": (s) => nodeParse(s) as Parsed,
+  URLSearchParams: (s) => {
+    const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+    for (const [k, v] of new URLSearchParams(s)) (out[k] ??= []).push(v);
+    return out;
+  },
+};
+
+beforeAll(() => fastify.ready());
+afterAll(() => fastify.close());
+
+describe("bracketed query names get past the reader view and expand checks (regression)", () => {
+  it("qs reads ?[status]=draft and ?%5Bexpand%5D=subscriber as status / expand: the policy refuses both from the path", () => {
+    expect(express4Extended("[status]=draft")).toEqual({ status: "draft" });
+    expect(express4Extended("%5Bexpand%5D=subscriber")).toEqual({ expand: "subscriber" });
+    const status = judge({ path: "/newsletters/nl_1/articles?[status]=draft" });
+    expect(status).toMatchObject({ status: 403, body: { error: { code: "insufficient_scope", param: "status", allowed_values: ["sent"] } } });
+    const expand = judge({ path: "/newsletters/nl_1/insights?%5Bexpand%5D=subscriber" });
+    expect(expand).toMatchObject({ status: 403, body: { error: { code: "insufficient_scope", param: "expand" } } });
+  });
+
+  it("the other spellings qs accepts are refused too: [tag], .visibility (allowDots), status[, status[x], nested [[status]]", () => {
+    expect(judge({ path: "/newsletters/nl_1/articles?%5Btag%5D=x" })).toMatchObject({ status: 403, body: { error: { param: "tag" } } });
+    expect(judge({ path: "/newsletters/nl_1/threads?.visibility=private" })).toMatchObject({ status: 403, body: { error: { param: "visibility" } } });
+    for (const q of ["status[=draft", "status[x]=draft", "[[status]]=draft", "[status]x=draft", "status.x=draft"]) {
+      expect(judge({ path: `/newsletters/nl_1/articles?${q}` }), q).toMatchObject({ status: 403, body: { error: { param: "status" } } });
+    }
+  });
+
+  it("counterexamples the property found against the old reader: status[]status=draft, tag%5B=x, visibility[0]status=private", () => {
+    expect(judge({ path: "/newsletters/nl_1/articles?status[]status=draft" })).toMatchObject({ status: 403, body: { error: { param: "status" } } });
+    expect(judge({ path: "/newsletters/nl_1/articles?tag%5B=x" })).toMatchObject({ status: 403, body: { error: { param: "tag" } } });
+    expect(judge({ path: "/newsletters/nl_1/threads?visibility[0]status=private" })).toMatchObject({ status: 403, body: { error: { param: "visibility" } } });
+  });
+
+  it("plain names and allowed values still pass: ?status=sent, ?[status]=sent, ?visibility[]=public", () => {
+    expect(judge({ path: "/newsletters/nl_1/articles?status=sent&limit=100" }).allowed).toBe(true);
+    expect(judge({ path: "/newsletters/nl_1/articles?[status]=sent" }).allowed).toBe(true);
+    expect(judge({ path: "/newsletters/nl_1/threads?visibility[]=public" }).allowed).toBe(true);
+  });
+
+  it("a parsed query a handler cannot read as strings (qs nested objects) is refused 400 naming the parameter", () => {
+    const query = express4Extended("status[x]=sent");
+    expect(judge({ path: "/newsletters/nl_1/articles", query })).toMatchObject({ status: 400, body: { error: { code: "invalid_request", param: "status" } } });
+  });
+});
+
+// Hostile query strings: brackets, encoded brackets, dots, duplicates, __proto__, +, %00, empty names, deep nesting.
+const nameToken = fc.constantFrom("status", "tag", "visibility", "expand", "sta", "tus", "x", "0", "[", "]", "[]", "[0]", "%5B", "%5D", "%5b", ".", "%2E", "__proto__", "+", "%20", "%00", "=", "%3D", "%73", "[[", "]]", "&");
+const valueToken = fc.constantFrom("draft", "sent", "subscriber", "public", "private", "x", ",", "%2C", "+", "%20", " ", "]=", "%00", "[", "%5D", "=");
+const pair = fc.tuple(fc.array(nameToken, { minLength: 0, maxLength: 6 }), fc.option(fc.array(valueToken, { minLength: 0, maxLength: 3 }), { nil: undefined }));
+const hostileQuery = fc.array(pair, { minLength: 1, maxLength: 5 }).map((pairs) => pairs.map(([name, value]) => (value === undefined ? name.join("") : `${name.join("")}=${value.join("")}`)).join("&"));
+const runs = process.env.NP_DEEP ? 5000 : 300;
+
+describe("a hostile query string never hands a handler a value the policy did not judge (property, real parsers)", () => {
+  for (const [parserName, parse] of Object.entries(parsers)) {
+    it(`${parserName}: a forbidden status/tag/visibility/expand value it yields was refused, from the path and from its parsed object`, async () => {
+      await fc.assert(
+        fc.asyncProperty(hostileQuery, fc.constantFrom(...cases), async (query, c) => {
+          const parsed = await parse(query);
+          const value = handed(parsed, c);
+          if (value === undefined) return;
+          // the host that passes only the path (no adapter) …
+          const fromPath = judge({ path: `${c.path}?${query}` });
+          expect(fromPath.allowed, `${parserName} hands ${c.param}=${JSON.stringify(value)} for ?${query}`).toBe(false);
+          expect([400, 403]).toContain(fromPath.status);
+          // … and the adapter, which passes the framework's parsed query
+          const fromObject = judge({ path: c.path, query: parsed });
+          expect(fromObject.allowed, `${parserName} object ${JSON.stringify(parsed)}`).toBe(false);
+          expect([400, 403]).toContain(fromObject.status);
+        }),
+        { numRuns: runs },
+      );
+    });
+  }
+});

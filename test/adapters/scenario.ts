@@ -1,0 +1,302 @@
+/**
+ * One scenario, run against every adapter on a real server on a loopback port: each framework's
+ * test file starts its server with the adapter and the host routes below, and this file talks HTTP
+ * to it with fetch. The host pieces (authentication, owning newsletters, stored replay results,
+ * handlers that fail on demand) are plain functions every framework's glue calls the same way.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isReplay } from "../../src/adapters/core.js";
+import { createPolicy, MemoryStore, type Credential, type Decision, type Policy, type Who } from "../../src/index.js";
+
+/** What authentication throws for an unknown token; each framework's glue answers it 401. */
+export class Unauthenticated extends Error {
+  readonly statusCode = 401;
+  constructor() {
+    super("unknown credential");
+  }
+}
+
+const everything = { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" } as const;
+const NEWSLETTERS = ["nl_1", "nl_cap", "nl_rel", "nl_replay"];
+
+/** Bearer tokens: `reader` is read-only on nl_1 (content, insights); `insightsOnly`; any `owner-*` holds everything everywhere. */
+function credentialOf(token: string): Credential | undefined {
+  if (token === "reader") return { id: "key_reader", kind: "api_key", newsletters: { nl_1: { content: "read", insights: "read" } } };
+  if (token === "insightsOnly") return { id: "key_insights", kind: "api_key", newsletters: { nl_1: { insights: "read" } } };
+  if (token.startsWith("owner-")) return { id: `key_${token}`, kind: "api_key", account: true, newsletters: Object.fromEntries(NEWSLETTERS.map((n) => [n, everything])) };
+  return undefined;
+}
+
+/** The host's side of an adapter test. */
+export interface Host {
+  policy: Policy;
+  /** `Authorization: Bearer <token>`; throws {@link Unauthenticated}. May be async, as real auth is. */
+  who(authorization: string | undefined): Promise<Who>;
+  /** The newsletter that owns `/articles/{article}/…` (`cap_3` → `nl_cap`) and `/subscribers/{id}` (nl_1). */
+  newsletter(path: string): string | undefined;
+  /** Every decision onDecision was told of. */
+  decisions: Decision[];
+  /** Results of sends, by Idempotency-Key, for onReplay to answer from. */
+  stored: Map<string, unknown>;
+  /** How many times onReplay was called. */
+  replays: number;
+  /** How many times the adapter called policy.release. */
+  releases: number;
+  /** How many times the send handler ran. */
+  sends: number;
+  /** The send handler: fails when `X-Fail` says `500` (answers 500) or `throw` (throws); its body says whether the decision was a replay. */
+  send(article: string, fail: string | undefined, key: string | undefined, decision: Decision): { status: number; body: unknown };
+  /** The read handlers' body: what the decision says. */
+  read(decision: Decision): unknown;
+  /** The stored result an onReplay answers with, if any. */
+  replay(decision: Decision, key: string | undefined): unknown;
+}
+
+export function makeHost(): Host {
+  const policy = createPolicy({ store: new MemoryStore(), config: { budgets: { audience: { limit: 5, window: 60 } } } });
+  const host: Host = {
+    // the real policy, counting the adapter's release calls
+    policy: { ...policy, release: (decision) => (host.releases++, policy.release(decision)) },
+    async who(authorization) {
+      await Promise.resolve();
+      const credential = credentialOf((authorization ?? "").replace(/^Bearer /, ""));
+      if (credential === undefined) throw new Unauthenticated();
+      return { credential, roles: (newsletter: string) => (NEWSLETTERS.includes(newsletter) ? "owner" : undefined) };
+    },
+    newsletter(path) {
+      const [, collection, id] = path.split("?")[0]!.split("/");
+      if (collection === "subscribers") return "nl_1";
+      if (collection !== "articles" || id === undefined) return undefined;
+      const prefix = id.split("_")[0]!;
+      return { a: "nl_1", cap: "nl_cap", rel: "nl_rel", rep: "nl_replay" }[prefix];
+    },
+    decisions: [],
+    stored: new Map(),
+    replays: 0,
+    releases: 0,
+    sends: 0,
+    send(article, fail, key, decision) {
+      host.sends++;
+      if (fail === "throw") throw new Error("the mail service is down");
+      if (fail === "500") return { status: 500, body: { error: "mail service down" } };
+      const body = { sent: article, n: host.sends, replay: isReplay(decision) };
+      if (key !== undefined) host.stored.set(key, body);
+      return { status: 200, body };
+    },
+    read(decision) {
+      return { operation: decision.operation, view: decision.view };
+    },
+    replay(_decision, key) {
+      host.replays++;
+      return key === undefined ? undefined : host.stored.get(key);
+    },
+  };
+  return host;
+}
+
+/** A running server with the adapter: its base URL and how to stop it. */
+export interface Running {
+  base: string;
+  close(): Promise<void>;
+}
+
+/** One HTTP request to the server under test, with `Authorization: Bearer <token>`; checks the rate-limit headers. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Call = (path: string, token: string, init?: { method?: string; headers?: Record<string, string>; body?: unknown; raw?: string }) => Promise<{ status: number; headers: Headers; json: any }>;
+
+const HEADERS = ["ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"];
+
+/**
+ * The adapter scenario: allowed read, every refusal kind, budget 429, daily cap 429 in hours on the
+ * 26th send, replay, release after a failing handler, GET /rate-limit, the bracket tricks, onDecision.
+ *
+ * @param name - the framework, for test names.
+ * @param start - starts the framework with the adapter and the host routes on port 0.
+ * @param extra - framework-specific cases, given the base URL and the host.
+ */
+export function describeAdapter(name: string, start: (host: Host) => Promise<Running>, extra?: (ctx: { call: Call; host: Host }) => void): void {
+  describe(`${name} adapter on a real server`, () => {
+    let running: Running;
+    const host = makeHost();
+    let requests = 0;
+    let unauthenticated = 0;
+
+    beforeAll(async () => {
+      running = await start(host);
+    });
+    afterAll(() => running.close());
+
+    const call: Call = async (path, token, init = {}) => {
+      requests++;
+      if (credentialOf(token) === undefined) unauthenticated++;
+      const response = await fetch(running.base + path, {
+        method: init.method ?? "GET",
+        headers: { authorization: `Bearer ${token}`, ...((init.body !== undefined || init.raw !== undefined) && { "content-type": "application/json" }), ...init.headers },
+        ...(init.body !== undefined && { body: JSON.stringify(init.body) }),
+        ...(init.raw !== undefined && { body: init.raw }),
+      });
+      const text = await response.text();
+      const json: unknown = /json/.test(response.headers.get("content-type") ?? "") ? JSON.parse(text) : text;
+      if (credentialOf(token) !== undefined) {
+        // spec §8: every response carries the rate-limit headers, allowed, refused and failed alike
+        for (const header of HEADERS) expect(response.headers.get(header), `${header} on ${init.method ?? "GET"} ${path} (${response.status})`).not.toBeNull();
+      }
+      return { status: response.status, headers: response.headers, json };
+    };
+    const send = (article: string, token: string, headers: Record<string, string> = {}) => call(`/articles/${article}/send`, token, { method: "POST", headers });
+
+    it("allowed read: 200 with the RateLimit-* headers, the handler sees the decision", async () => {
+      const ok = await call("/newsletters/nl_1/subscribers?limit=100", "owner-read");
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get("ratelimit-policy")).toBe('"general";q=600;w=60, "audience";q=5;w=60');
+      expect(ok.headers.get("ratelimit-limit")).toBe("5");
+      expect(ok.headers.get("ratelimit-remaining")).toBe("4");
+      expect(ok.json).toMatchObject({ operation: "subscribers.list", view: "full" });
+      const reader = await call("/newsletters/nl_1/articles?status=sent", "reader");
+      expect(reader.status).toBe(200);
+      expect(reader.json).toMatchObject({ operation: "articles.list", view: "reader" });
+    });
+
+    it("400 invalid_request: a malformed limit, with the error body as JSON", async () => {
+      const bad = await call("/newsletters/nl_1/articles?limit=abc", "owner-read");
+      expect(bad.status).toBe(400);
+      expect(bad.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(bad.json.error).toMatchObject({ code: "invalid_request", param: "limit" });
+      expect(bad.json.error.request_id).toMatch(/^req_/);
+    });
+
+    it("403 insufficient_scope with param (spec §7 #4, #5, #6, #7) and without (#1, #3)", async () => {
+      const status = await call("/newsletters/nl_1/articles?status=draft", "reader");
+      expect(status.status).toBe(403);
+      expect(status.json.error).toMatchObject({ code: "insufficient_scope", param: "status", allowed_values: ["sent"] });
+      expect((await call("/newsletters/nl_1/articles?tag=vip", "reader")).json.error).toMatchObject({ param: "tag" });
+      expect((await call("/newsletters/nl_1/threads?visibility=private", "reader")).json.error).toMatchObject({ param: "visibility", allowed_values: ["public"] });
+      expect((await call("/newsletters/nl_1/insights?expand=subscriber", "insightsOnly")).json.error).toMatchObject({ param: "expand" });
+      const subscribers = await call("/newsletters/nl_1/subscribers", "reader");
+      expect(subscribers.status).toBe(403);
+      expect(subscribers.json.error).toMatchObject({ code: "insufficient_scope", allowed_values: ["audience: read"] });
+      expect((await call("/me", "reader")).status).toBe(403);
+    });
+
+    it("bracketed query names get past the reader view and expand checks (regression): ?[status]=draft, ?%5Bexpand%5D=subscriber, ?status[]=draft are refused", async () => {
+      for (const query of ["[status]=draft", "%5Bstatus%5D=draft", "status[]=draft", "status[0]=draft"]) {
+        const refused = await call(`/newsletters/nl_1/articles?${query}`, "reader");
+        expect(refused.status, query).toBe(403);
+        expect(refused.json.error, query).toMatchObject({ code: "insufficient_scope", param: "status" });
+      }
+      for (const query of ["%5Bexpand%5D=subscriber", "[expand]=subscriber", "expand[]=subscriber"]) {
+        const refused = await call(`/newsletters/nl_1/insights?${query}`, "insightsOnly");
+        expect(refused.status, query).toBe(403);
+        expect(refused.json.error, query).toMatchObject({ param: "expand" });
+      }
+    });
+
+    it("404 not_found: an unknown route, and a send whose article no newsletter owns", async () => {
+      const unknown = await call("/nowhere", "owner-read");
+      expect(unknown.status).toBe(404);
+      expect(unknown.json.error.code).toBe("not_found");
+      expect((await send("zz_1", "owner-read")).status).toBe(404);
+    });
+
+    it("409 conflict: one Idempotency-Key on a different path", async () => {
+      expect((await send("a_1", "owner-conflict", { "idempotency-key": "k-conflict" })).status).toBe(200);
+      const conflict = await send("a_2", "owner-conflict", { "idempotency-key": "k-conflict" });
+      expect(conflict.status).toBe(409);
+      expect(conflict.json.error.code).toBe("conflict");
+    });
+
+    it("budget 429: the audience budget spent answers 429 with Retry-After and RateLimit-*", async () => {
+      const results = [];
+      for (let i = 0; i < 6; i++) results.push(await call("/newsletters/nl_1/subscribers", "owner-budget"));
+      expect(results.slice(0, 5).map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      const spent = results[5]!;
+      expect(spent.status).toBe(429);
+      expect(spent.json.error).toMatchObject({ code: "rate_limited" });
+      expect(spent.json.error.message).toContain("audience");
+      expect(Number(spent.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      expect(spent.headers.get("ratelimit-remaining")).toBe("0");
+    });
+
+    it("daily dispatch cap: the 26th send is 429 with Retry-After in hours", async () => {
+      for (let i = 1; i <= 25; i++) expect((await send(`cap_${i}`, "owner-cap")).status, `send ${i}`).toBe(200);
+      const capped = await send("cap_26", "owner-cap");
+      expect(capped.status).toBe(429);
+      expect(capped.json.error.message).toMatch(/daily/i);
+      const hours = Number(capped.headers.get("retry-after"));
+      expect(hours).toBeGreaterThanOrEqual(1);
+      expect(hours).toBeLessThanOrEqual(24);
+    });
+
+    it("a replay: onReplay answers from the stored result and the handler does not run again", async () => {
+      const first = await send("rep_1", "owner-replay", { "idempotency-key": "k-replay" });
+      expect(first.status).toBe(200);
+      const runs = host.sends;
+      const replays = host.replays;
+      const again = await send("rep_1", "owner-replay", { "idempotency-key": "k-replay" });
+      expect(again.status).toBe(200);
+      expect(again.json).toEqual({ replayed: first.json });
+      expect(host.sends).toBe(runs);
+      expect(host.replays).toBe(replays + 1);
+      const decision = host.decisions.at(-1)!;
+      expect(decision.reason).toEqual({ rule: "allowed", replay: true });
+    });
+
+    it("a replay onReplay does not answer goes on to the handler, flagged", async () => {
+      expect((await send("rep_2", "owner-replay2", { "idempotency-key": "k-lost" })).status).toBe(200);
+      host.stored.delete("k-lost"); // the host lost its stored result: onReplay answers nothing
+      const runs = host.sends;
+      const again = await send("rep_2", "owner-replay2", { "idempotency-key": "k-lost" });
+      expect(again.status).toBe(200);
+      expect(again.json).toMatchObject({ sent: "rep_2", replay: true });
+      expect(host.sends).toBe(runs + 1);
+    });
+
+    it("release after a failing handler (500 answered, and thrown): the daily cap counts neither", async () => {
+      const released = host.releases;
+      const failed = await send("rel_0", "owner-rel", { "x-fail": "500" });
+      expect(failed.status).toBe(500);
+      const thrown = await send("rel_00", "owner-rel", { "x-fail": "throw" });
+      expect(thrown.status).toBe(500);
+      expect(host.releases - released, "each failed send released exactly once").toBe(2);
+      for (let i = 1; i <= 25; i++) expect((await send(`rel_${i}`, "owner-rel")).status, `send ${i} after two released failures`).toBe(200);
+      expect((await send("rel_26", "owner-rel")).status).toBe(429);
+      expect(host.releases - released, "successful sends are not released").toBe(2);
+    });
+
+    it("reads the JSON body: a test send to 6 addresses is 400 naming `to`; to 1 is allowed and the handler still reads the body", async () => {
+      const refused = await call("/articles/a_1/test-send", "owner-test", { method: "POST", body: { to: ["a@x.io", "b@x.io", "c@x.io", "d@x.io", "e@x.io", "f@x.io"] } });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: "invalid_request", param: "to" });
+      const ok = await call("/articles/a_1/test-send", "owner-test", { method: "POST", body: { to: ["a@x.io"] } });
+      expect(ok.status).toBe(200);
+      expect(ok.json).toEqual({ to: ["a@x.io"] });
+    });
+
+    it("GET /rate-limit answers the budgets as JSON from policy.status", async () => {
+      await call("/newsletters/nl_1/subscribers", "owner-status");
+      const status = await call("/rate-limit", "owner-status");
+      expect(status.status).toBe(200);
+      expect(status.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(status.json).toEqual({
+        budgets: {
+          general: { limit: 600, remaining: 598, reset: expect.any(Number) },
+          audience: { limit: 5, remaining: 4, reset: expect.any(Number) },
+          write: { limit: 60, remaining: 60, reset: 60 },
+        },
+      });
+    });
+
+    it("who() throwing is the host's answer (401 from its error handling), and nothing is decided", async () => {
+      const before = host.decisions.length;
+      const denied = await call("/newsletters/nl_1/articles", "nobody");
+      expect(denied.status).toBe(401);
+      expect(host.decisions.length).toBe(before);
+    });
+
+    extra?.({ call, host });
+
+    it("onDecision was told of every request the adapter decided", () => {
+      expect(host.decisions.length).toBe(requests - unauthenticated);
+    });
+  });
+}

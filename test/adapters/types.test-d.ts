@@ -1,0 +1,33 @@
+/** The framework typing of the decision: Express `res.locals`, Fastify request decoration, Hono `Variables`. */
+import type { Request, Response } from "express";
+import type { FastifyRequest } from "fastify";
+import { Hono } from "hono";
+import { expectTypeOf, test } from "vitest";
+import { newsletterPolicy as honoPolicy, type PolicyEnv } from "../../src/adapters/hono.js";
+import type { ExpressPolicyOptions } from "../../src/adapters/express.js";
+import type { NodeGuard } from "../../src/adapters/node.js";
+import type { AllowedDecision, Who } from "../../src/index.js";
+import "../../src/adapters/fastify.js";
+
+test("Express: res.locals.decision is the allowed decision; who gets the Express request", () => {
+  expectTypeOf<Response["locals"]["decision"]>().toEqualTypeOf<AllowedDecision>();
+  expectTypeOf<Parameters<ExpressPolicyOptions["who"]>[0]>().toEqualTypeOf<Request>();
+  expectTypeOf<ReturnType<ExpressPolicyOptions["who"]>>().toEqualTypeOf<Who | Promise<Who>>();
+});
+
+test("Fastify: request.decision is declared on FastifyRequest", () => {
+  expectTypeOf<FastifyRequest["decision"]>().toEqualTypeOf<AllowedDecision>();
+});
+
+test("Hono: c.get('decision') is typed through Variables", () => {
+  const app = new Hono<PolicyEnv>();
+  app.use(honoPolicy({ policy: null as never, who: null as never }));
+  app.get("/", (c) => {
+    expectTypeOf(c.get("decision")).toEqualTypeOf<AllowedDecision>();
+    return c.text("");
+  });
+});
+
+test("node: the guard resolves to the allowed decision or undefined", () => {
+  expectTypeOf<ReturnType<NodeGuard>>().toEqualTypeOf<Promise<AllowedDecision | undefined>>();
+});
