@@ -22,6 +22,18 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 
 const root = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
 
+/** Every entry of package.json's `exports`, as the source file it is built from (`newsletter-policy/express` → src/adapters/express.ts). */
+const SOURCES: Record<string, string> = (() => {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; exports: Record<string, { import?: { default?: string } }> };
+  const out: Record<string, string> = {};
+  for (const [sub, target] of Object.entries(pkg.exports)) {
+    const built = target.import?.default;
+    if (built === undefined) continue;
+    out[pkg.name + sub.slice(1)] = built.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts");
+  }
+  return out;
+})();
+
 interface Block {
   /** `README.md:32`: the file and the line of the opening fence. */
   where: string;
@@ -71,7 +83,6 @@ export function tsBlocks(file: string): { blocks: Block[]; skipped: number } {
  * listed here whose blocks all compile fails the test, so the entry is removed once the fix is in.
  */
 const PENDING: ReadonlyMap<string, string> = new Map([
-  ["docs/integration.md", "the adapters rewrite (issue 7 part A)"],
   ["docs/redis.md", "the Redis set-up snippet (issue 7: wait for ready)"],
 ]);
 
@@ -99,7 +110,7 @@ function typeCheck(blocks: Block[]): string[] {
     noEmit: true,
     allowImportingTsExtensions: true,
     baseUrl: root,
-    paths: { "newsletter-policy": ["src/index.ts"], "newsletter-policy/*": ["src/*/index.ts"] },
+    paths: Object.fromEntries(Object.entries(SOURCES).map(([name, file]) => [name, [file]])),
   };
   const host = ts.createCompilerHost(options);
   const getSourceFile = host.getSourceFile.bind(host);
@@ -149,7 +160,7 @@ describe("docs: ```ts run blocks run, and print what their comments say", () => 
     it(`${block.where} runs`, async () => {
       mkdirSync(snippetDir, { recursive: true });
       const file = nameOf(block);
-      const code = block.code.replace(/from "newsletter-policy(\/[\w-]+)?"/g, (_m, sub: string | undefined) => `from ${JSON.stringify(join(root, "src", sub ?? "", "index.ts"))}`);
+      const code = block.code.replace(/from "(newsletter-policy(?:\/[\w-]+)?)"/g, (_m, name: string) => `from ${JSON.stringify(join(root, SOURCES[name] ?? name))}`);
       writeFileSync(file, code);
       const expected = block.code
         .split("\n")
