@@ -1,11 +1,12 @@
 /**
- * newsletter-policy/client against a real server: node:http on a loopback port, `policy.check` on
- * every request, real headers and bodies over real fetch. The server's clock is the test's: the
- * client's `sleep` moves it forward instead of waiting, so a minute-long Retry-After takes no time.
+ * newsletter-policy/client against a real server: node:http on a loopback port with the package's
+ * node adapter (`newsletter-policy/node`) deciding every request, real headers and bodies over real
+ * fetch. The server's clock is the test's: the client's `sleep` moves it forward instead of waiting, so a minute-long Retry-After takes no time.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { newsletterPolicy } from "../../src/adapters/node.js";
 import { retryDelay, withRetry, type WithRetryOptions } from "../../src/client/index.js";
 import { createPolicy, MemoryStore, type ChargeRequest, type Credential, type Policy, type PolicyOptions, type PolicyStore, type ReleaseTicket, type BudgetCharge } from "../../src/index.js";
 
@@ -66,18 +67,23 @@ const client = (options: WithRetryOptions = {}) =>
   });
 
 beforeAll(async () => {
+  // the package's own node:http adapter decides every request: headers, refusals and bodies as a host's server sends them
+  // (each test makes a fresh policy: the guard is made per request over the current one)
+  const guard = () => newsletterPolicy({
+    policy,
+    who: () => ({ credential, roles: { nl_1: "owner" } }),
+    newsletter: () => "nl_1",
+    onDecision: (decision, req) => {
+      const key = req.headers["idempotency-key"];
+      seen.push({ method: req.method!, url: req.url!, idempotencyKey: typeof key === "string" ? key : undefined, status: decision.status });
+    },
+  });
   server = createServer(async (req, res) => {
     let raw = "";
     for await (const chunk of req) raw += chunk;
-    const idempotencyKey = req.headers["idempotency-key"] as string | undefined;
-    const decision = await policy.check(
-      { method: req.method ?? "GET", path: req.url ?? "/", idempotencyKey, body: raw ? JSON.parse(raw) : undefined, newsletter: "nl_1" },
-      { credential, roles: { nl_1: "owner" } },
-    );
-    seen.push({ method: req.method!, url: req.url!, idempotencyKey, status: decision.status });
-    for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+    const decision = await guard()(req, res, raw ? JSON.parse(raw) : undefined);
+    if (!decision) return;
     res.setHeader("content-type", "application/json");
-    if (!decision.allowed) return void res.writeHead(decision.status).end(JSON.stringify(decision.body));
     res.writeHead(200).end(JSON.stringify({ ok: true, replay: decision.reason.rule === "allowed" && decision.reason.replay === true }));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
