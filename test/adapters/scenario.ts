@@ -205,6 +205,17 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       expect(conflict.json.error.code).toBe("conflict");
     });
 
+    it("a replayed Idempotency-Key passes the daily caps whatever the body says (regression): the same key with another body is 409, with the same body a flagged replay", async () => {
+      const first = await call("/articles/a_9/test-send", "owner-conflict", { method: "POST", headers: { "idempotency-key": "k-body" }, body: { to: ["a@x.io"] } });
+      expect(first.status).toBe(200);
+      const other = await call("/articles/a_9/test-send", "owner-conflict", { method: "POST", headers: { "idempotency-key": "k-body" }, body: { to: ["b@x.io"] } });
+      expect(other.status).toBe(409);
+      expect(other.json.error).toMatchObject({ code: "conflict", param: "Idempotency-Key" });
+      expect(other.json.error.message).toContain("different request");
+      const same = await call("/articles/a_9/test-send", "owner-conflict", { method: "POST", headers: { "idempotency-key": "k-body" }, body: { to: ["a@x.io"] } });
+      expect(same.status).toBe(200);
+    });
+
     it("budget 429: the audience budget spent answers 429 with Retry-After and RateLimit-*", async () => {
       const results = [];
       for (let i = 0; i < 6; i++) results.push(await call("/newsletters/nl_1/subscribers", "owner-budget"));
