@@ -20,17 +20,19 @@ function script(source: string): Script {
   return { source, sha: createHash("sha1").update(source).digest("hex") };
 }
 
-/** Time: the host's (`ARGV[1] == "h"`, `ARGV[2]` ms) or Redis's own (`TIME`). */
+/** Time: the host's (`ARGV[1] == "h"`, `ARGV[2]` ms) or Redis's own (`TIME`); `rt` is always Redis's. */
 const NOW = `
 local function num(x)
   -- %d for whole numbers (every time and count of an integer clock) is three times cheaper than %.17g
   if x == math.floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
   return string.format('%.17g', x)
 end
+-- Redis's own time (ms, to the microsecond), read on every call: the deadline is checked against it
+local tm = redis.call('TIME')
+local rt = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
 local now
 if ARGV[1] == 'r' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
 else
   now = tonumber(ARGV[2])
 end
@@ -41,18 +43,22 @@ end
  * ARGV: 1 clock (h|r), 2 now, 3 this call's nonce, 4 memo hash ttl ms ('0': no retries, nothing to remember), 5 n, 6 refused (1|0),
  *   7 fingerprint ('' = no idempotency key), 8 key ttl ms, 9 day, 10 cap limit ('' = no cap),
  *   11 day end ms, 12 day offset ms, 13 cap grace ms, 14 seq ttl ms, 15 expiry slack ms,
- *   then limit_i, window_i.
- * Reply: { kind, now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
+ *   16 deadline (Redis ms; '' = none), then limit_i, window_i.
+ * Reply: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
  *   s (budget_spent), c (charged: a = replay 1|0, b = member), x (conflict: a = fingerprint),
- *   r (cap_reached: a = count).
+ *   r (cap_reached: a = count); or { 'e', Redis time } when the call ran past its deadline and did nothing.
  */
 export const CHARGE = script(`${NOW}
+-- the caller gave up (the store answered it 503): charge nothing for a request that was not admitted
+if ARGV[16] ~= '' and rt > tonumber(ARGV[16]) then return { 'e', num(rt) } end
+
 -- this call was sent before (the store retried after a timeout): answer it as it was answered.
 -- Memos are fields of one hash per store and time slot (KEYS[2]), named by the call's nonce (ARGV[3]).
 local memo = redis.call('HGET', KEYS[2], ARGV[3])
 if memo then
   local res = {}
   for part in string.gmatch(memo, '([^\\31]*)\\31') do res[#res + 1] = part end
+  res[2] = num(rt)
   return res
 end
 
@@ -60,7 +66,7 @@ local n = tonumber(ARGV[5])
 local slack = tonumber(ARGV[15])
 local counts, resets, starts, spent = {}, {}, {}, false
 for i = 1, n do
-  local limit, win = tonumber(ARGV[14 + 2 * i]), tonumber(ARGV[15 + 2 * i])
+  local limit, win = tonumber(ARGV[15 + 2 * i]), tonumber(ARGV[16 + 2 * i])
   local r = redis.call('HMGET', KEYS[2 + i], 's', 'c')
   local s, c = tonumber(r[1]), tonumber(r[2])
   -- readWindow: a window is open until start + window (fixed windows, DESIGN §4)
@@ -73,7 +79,7 @@ for i = 1, n do
 end
 
 local function reply(kind, a, b)
-  local res = { kind, ARGV[1] == 'r' and num(now) or '', a, b }
+  local res = { kind, num(rt), ARGV[1] == 'r' and num(now) or '', a, b }
   for i = 1, n do
     res[#res + 1] = num(counts[i])
     res[#res + 1] = num(resets[i])
@@ -94,7 +100,7 @@ local function remember(res)
 end
 
 for i = 1, n do
-  local win = tonumber(ARGV[15 + 2 * i])
+  local win = tonumber(ARGV[16 + 2 * i])
   if counts[i] == 0 then
     -- a window starts at its first charge, and its key expires with it
     counts[i], resets[i] = 1, now + win

@@ -5,7 +5,7 @@
 import { PolicyConfigError } from "../errors.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
-import { run, type RedisCall, type Runner } from "./client.js";
+import { Link, type RedisCall, type Timed } from "./client.js";
 import { CHARGE, READ, RELEASE } from "./scripts.js";
 
 /**
@@ -17,8 +17,9 @@ import { CHARGE, READ, RELEASE } from "./scripts.js";
  *   prefix: "np:",      // default
  *   clock: "host",      // default; "redis" reads Redis TIME
  *   timeoutMs: 500,     // default
- *   retries: 1,         // default: one retry after a timeout, same request id
+ *   retries: 1,         // default: one retry after a timeout, same call
  *   dedupeMs: 30_000,   // default
+ *   maxInFlight: 1_000, // default
  * };
  */
 export interface RedisStoreOptions {
@@ -31,7 +32,12 @@ export interface RedisStoreOptions {
    * `evaluate` does; `"redis"` uses Redis `TIME`, one clock for every process.
    */
   clock?: "host" | "redis";
-  /** Give up on a Redis call after this many milliseconds; the charge then rejects (503). Default 500. */
+  /**
+   * Give up on a Redis attempt after this many milliseconds; after the retries the charge rejects
+   * (503). The store keeps its own time whatever the client's settings. A charge that Redis runs after
+   * the store gave up (`timeoutMs × (retries + 1)`) charges nothing: it carries that deadline,
+   * checked against Redis `TIME`. Default 500.
+   */
   timeoutMs?: number;
   /** Retries after a timeout, with the same request id (never counted twice). Default 1. */
   retries?: number;
@@ -41,9 +47,16 @@ export interface RedisStoreOptions {
    * retries of one call share the memo; it is not written at all with `retries: 0`. Default 30 000.
    */
   dedupeMs?: number;
+  /**
+   * Commands sent to Redis and not yet answered (or failed) by the client, at most. Past it, a
+   * decision is refused at once with `RedisOverloadError` (503) without sending anything, so a
+   * stalled Redis cannot pile up commands and memory in the client. A command the store stopped
+   * waiting for still counts until the client settles it. Default 1 000.
+   */
+  maxInFlight?: number;
 }
 
-const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000 } as const;
+const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000, maxInFlight: 1_000 } as const;
 /** Cap sets outlive their day by this much, so a host whose clock runs behind still finds them. */
 const CAP_GRACE_MS = 60 * 60 * 1000;
 /**
@@ -74,8 +87,15 @@ function readings(flat: readonly string[]): WindowReading[] {
   return out;
 }
 
+/** The charge script's deadline argument (0-based in ARGV) and how its replies carry Redis's time. */
+const CHARGE_TIMED: Timed = {
+  deadlineArg: 15,
+  timeOf: (reply) => (Array.isArray(reply) ? Number(reply[1]) : undefined),
+  expired: (reply) => Array.isArray(reply) && String(reply[0]) === "e",
+};
+
 function outcomeOf(reply: string[]): ChargeOutcome {
-  const [kind, now, a, b, ...rest] = reply;
+  const [kind, , now, a, b, ...rest] = reply;
   const base = now === "" || now === undefined ? { windows: readings(rest) } : { windows: readings(rest), now: Number(now) };
   switch (kind) {
     case "s":
@@ -98,7 +118,7 @@ function outcomeOf(reply: string[]): ChargeOutcome {
  *
  * @param options - `redis` (required: sends `EVALSHA`/`EVAL`), `prefix` (default `"np:"`), `clock`
  *   (default `"host"`), `timeoutMs` (default 500), `retries` on timeout (default 1), `dedupeMs`
- *   (default 30 000).
+ *   (default 30 000), `maxInFlight` (default 1 000).
  * @throws PolicyConfigError naming the field, when an option is invalid.
  * @example
  * import { Redis } from "ioredis";
@@ -110,7 +130,7 @@ function outcomeOf(reply: string[]): ChargeOutcome {
  * const policy = createPolicy({ store });
  */
 export class RedisStore implements PolicyStore {
-  private readonly runner: Runner;
+  private readonly link: Link;
   private readonly prefix: string;
   private readonly clock: "h" | "r";
   private readonly dedupeMs: number;
@@ -139,10 +159,26 @@ export class RedisStore implements PolicyStore {
     if (typeof retries !== "number" || !Number.isInteger(retries) || retries < 0 || retries > 10) {
       throw new PolicyConfigError("retries", `must be a whole number from 0 to 10; got ${String(retries)}`);
     }
-    this.runner = { call: options.redis, timeoutMs: positive("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, false), retries };
+    const maxInFlight = options.maxInFlight ?? DEFAULTS.maxInFlight;
+    if (typeof maxInFlight !== "number" || !Number.isInteger(maxInFlight) || maxInFlight < 1) {
+      throw new PolicyConfigError("maxInFlight", `must be a whole number ≥ 1; got ${String(maxInFlight)}`);
+    }
+    this.link = new Link(options.redis, positive("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, false), retries, maxInFlight);
     this.prefix = options.prefix ?? DEFAULTS.prefix;
     this.clock = (options.clock ?? DEFAULTS.clock) === "redis" ? "r" : "h";
     this.dedupeMs = positive("dedupeMs", options.dedupeMs, DEFAULTS.dedupeMs, true);
+  }
+
+  /**
+   * Commands sent to Redis that the client has not answered yet (bounded by `maxInFlight`): a gauge
+   * for metrics, and what a stalled Redis would pile up.
+   *
+   * @returns the number of unsettled commands.
+   * @example
+   * setInterval(() => metrics.gauge("redis.in_flight", store.inFlight), 1_000);
+   */
+  get inFlight(): number {
+    return this.link.inFlight;
   }
 
   /**
@@ -153,7 +189,7 @@ export class RedisStore implements PolicyStore {
    *
    * @param request - every budget and the cap of the request, from `createPolicy`.
    * @returns what the store did; `now` is set when `clock` is `"redis"`.
-   * @throws RedisTimeoutError or the client's error when Redis does not answer: `createPolicy` answers 503.
+   * @throws RedisTimeoutError, RedisOverloadError (past `maxInFlight`) or the client's error when Redis does not answer: `createPolicy` answers 503.
    * @example
    * const outcome = await store.charge({ id: "req_1", now: Date.now(), budgets: [{ key: "b:1.k:general", limit: 600, windowMs: 60_000 }], refused: false });
    */
@@ -173,7 +209,7 @@ export class RedisStore implements PolicyStore {
       this.clock,
       String(request.now),
       nonce,
-      String(this.runner.retries === 0 ? 0 : 2 * this.dedupeMs),
+      String(this.link.retries === 0 ? 0 : 2 * this.dedupeMs),
       String(budgets.length),
       request.refused ? "1" : "0",
       idem?.fingerprint ?? "",
@@ -185,9 +221,10 @@ export class RedisStore implements PolicyStore {
       String(CAP_GRACE_MS),
       String(SEQ_TTL_MS),
       String(EXPIRY_SLACK_MS),
+      "", // the deadline, set by the link
     ];
     for (const b of budgets) args.push(String(b.limit), String(b.windowMs));
-    return outcomeOf(strings(await run(this.runner, CHARGE, "charge", keys, args), "charge"));
+    return outcomeOf(strings(await this.link.run(CHARGE, "charge", keys, args, CHARGE_TIMED), "charge"));
   }
 
   /**
@@ -203,7 +240,7 @@ export class RedisStore implements PolicyStore {
     const base = this.prefix + ticket.key;
     const keys = [`${base}:${ticket.day}`, `${base}:day`];
     if (ticket.idempotencyKey !== undefined) keys.push(this.prefix + ticket.idempotencyKey);
-    const reply = await run(this.runner, RELEASE, "release", keys, [this.clock, String(now), ticket.member, String(ticket.day)]);
+    const reply = await this.link.run(RELEASE, "release", keys, [this.clock, String(now), ticket.member, String(ticket.day)]);
     return Number(reply) === 1;
   }
 
@@ -220,6 +257,6 @@ export class RedisStore implements PolicyStore {
     if (budgets.length === 0) return [];
     const keys = budgets.map((b) => this.prefix + b.key);
     const args = [this.clock, String(now), ...budgets.map((b) => String(b.windowMs))];
-    return readings(strings(await run(this.runner, READ, "read", keys, args), "read"));
+    return readings(strings(await this.link.run(READ, "read", keys, args), "read"));
   }
 }
