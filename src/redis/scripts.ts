@@ -48,8 +48,7 @@ end
  *   s (budget_spent), c (charged: a = replay 1|0, b = member), x (conflict: a = fingerprint),
  *   r (cap_reached: a = count); or { 'e', Redis time } when the call ran past its deadline and did nothing.
  */
-export const CHARGE = script(`${NOW}
--- the caller gave up (the store answered it 503): charge nothing for a request that was not admitted
+const CHARGE_HEAD = `-- the caller gave up (the store answered it 503): charge nothing for a request that was not admitted
 if ARGV[16] ~= '' and rt > tonumber(ARGV[16]) then return { 'e', num(rt) } end
 
 -- this call was sent before (the store retried after a timeout): answer it as it was answered.
@@ -78,12 +77,13 @@ for i = 1, n do
   if counts[i] >= limit then spent = true end
 end
 
-local function reply(kind, a, b)
+local function reply(kind, a, b, extra)
   local res = { kind, num(rt), ARGV[1] == 'r' and num(now) or '', a, b }
   for i = 1, n do
     res[#res + 1] = num(counts[i])
     res[#res + 1] = num(resets[i])
   end
+  if extra then for _, x in ipairs(extra) do res[#res + 1] = x end end
   return res
 end
 
@@ -124,9 +124,9 @@ local idem, live = nil, nil
 if ARGV[7] ~= '' then
   idem = KEYS[at]
   at = at + 1
-  local r = redis.call('HMGET', idem, 'f', 'e', 'm')
+  local r = redis.call('HMGET', idem, 'f', 'e', 'm', 'd')
   local e = tonumber(r[2])
-  if r[1] and e and now < e then live = { f = r[1], e = e, m = r[3] } end
+  if r[1] and e and now < e then live = { f = r[1], e = e, m = r[3], d = r[4] } end
   if live and live.f ~= ARGV[7] then return remember(reply('x', live.f, '')) end
 end
 
@@ -140,7 +140,9 @@ local function record(e, day, member)
   redis.call('PEXPIRE', idem, math.max(1, math.ceil(e - now)) + slack)
 end
 
-if ARGV[10] ~= '' then
+`;
+
+export const CHARGE = script(`${NOW}${CHARGE_HEAD}if ARGV[10] ~= '' then
   -- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap
   if live and live.m then return remember(reply('c', '1', '')) end
   local day, resetAt
@@ -211,4 +213,105 @@ for i = 1, #KEYS do
   end
 end
 return res
+`);
+
+/**
+ * Redis Cluster, step 1 of a send or schedule (the credential's slot): `CHARGE` up to the dispatch
+ * cap, which it does not touch. KEYS and ARGV as `CHARGE`, but ARGV[14] is the member a new cap
+ * charge will use (no sequence key). Reply as `CHARGE`, plus kind p (proceed to step 2:
+ * a = replay 1|0, b = member, then after the windows: the day the key's member was counted on
+ * ('' = a new member), fresh (1 = this call created the idempotency record), day, day end).
+ */
+const CLUSTER_CAP = `if ARGV[10] ~= '' then
+  -- Redis Cluster, step 1 of 2: the dispatch cap lives in the newsletter's slot, where step 2 takes
+  -- it. Here: pick the member the cap charge will use and hand it over. A key that already carries
+  -- a member hands that one over, and step 2 answers a replay when it is still counted.
+  local day, resetAt
+  if ARGV[1] == 'r' then
+    local offset = tonumber(ARGV[12])
+    day = math.floor((now + offset) / 86400000)
+    resetAt = (day + 1) * 86400000 - offset
+  else
+    day, resetAt = tonumber(ARGV[9]), tonumber(ARGV[11])
+  end
+  local dayText = num(day)
+  if live and live.m then return remember(reply('p', '1', live.m, { live.d or '', '0', dayText, num(resetAt) })) end
+  local member, fresh = ARGV[14], '0'
+  if idem then
+    -- written before the cap is known: a key whose member step 2 does not count is a key that does
+    -- not count; a fresh record step 2 refuses is deleted again by the store
+    if not live then fresh = '1' end
+    record(live and live.e or now + tonumber(ARGV[8]), dayText, member)
+  end
+  return remember(reply('p', live and '1' or '0', member, { '', fresh, dayText, num(resetAt) }))
+end
+
+if idem and not live then record(now + tonumber(ARGV[8])) end
+return remember(reply('c', live and '1' or '0', ''))
+`;
+
+export const CLUSTER_STEP1 = script(`${NOW}${CHARGE_HEAD}${CLUSTER_CAP}`);
+
+/**
+ * Redis Cluster, step 2 of a send or schedule (the newsletter's slot): take the dispatch cap.
+ * KEYS: memo hash, cap key without the day. ARGV: 1 deadline (Redis ms, '' = none), 2 nonce,
+ * 3 memo ttl ms ('0' = none), 4 member, 5 the day the member was counted on ('' = new member),
+ * 6 day, 7 limit, 8 ttl ms of the day's set.
+ * Reply: { kind, Redis time, a }: c (a = 1 counted now, 0 already counted: a replay),
+ * r (cap_reached: a = count), or { 'e', Redis time } past the deadline (nothing done).
+ */
+export const CLUSTER_STEP2 = script(`
+local function num(x)
+  if x == math.floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
+  return string.format('%.17g', x)
+end
+local tm = redis.call('TIME')
+local rt = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+if ARGV[1] ~= '' and rt > tonumber(ARGV[1]) then return { 'e', num(rt) } end
+if ARGV[3] ~= '0' then
+  local memo = redis.call('HGET', KEYS[1], ARGV[2])
+  if memo then return { string.sub(memo, 1, 1), num(rt), string.sub(memo, 3) } end
+end
+local function done(kind, a)
+  if ARGV[3] ~= '0' then
+    redis.call('HSET', KEYS[1], ARGV[2], kind .. ':' .. a)
+    redis.call('PEXPIRE', KEYS[1], ARGV[3], 'NX')
+  end
+  return { kind, num(rt), a }
+end
+local base, member, day = KEYS[2], ARGV[4], ARGV[6]
+local set = base .. ':' .. day
+-- DESIGN §7: a key that already counted (its member is still in a day's set) counts nothing more
+-- and is not refused by the cap
+if redis.call('SISMEMBER', set, member) == 1 then return done('c', '0') end
+if ARGV[5] ~= '' and ARGV[5] ~= day and redis.call('SISMEMBER', base .. ':' .. ARGV[5], member) == 1 then return done('c', '0') end
+local count = redis.call('SCARD', set)
+if count >= tonumber(ARGV[7]) then return done('r', num(count)) end
+redis.call('SADD', set, member)
+redis.call('PEXPIRE', set, ARGV[8])
+-- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
+redis.call('SET', base .. ':day', day, 'PX', ARGV[8])
+return done('c', '1')
+`);
+
+/**
+ * Redis Cluster: a fresh idempotency record written by step 1 whose cap step 2 refused is deleted,
+ * as if it had never been written (only an allowed write records its key). KEYS: the record.
+ * ARGV: 1 the member step 1 wrote. Reply: 1 when deleted.
+ */
+export const CLUSTER_UNDO = script(`
+if redis.call('HGET', KEYS[1], 'm') == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`);
+
+/**
+ * Redis Cluster: uncount a dispatch charge (the newsletter's slot). The member leaves its day's set
+ * whatever the day, so the key that carries it counts again; the reply says whether it was counted
+ * in the cap's latest day. KEYS: the day's set, the latest-day marker. ARGV: 1 member, 2 day.
+ */
+export const CLUSTER_RELEASE = script(`
+local removed = redis.call('SREM', KEYS[1], ARGV[1])
+local latest = redis.call('GET', KEYS[2])
+if latest and tonumber(latest) ~= tonumber(ARGV[2]) then return 0 end
+return removed
 `);

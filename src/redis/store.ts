@@ -6,7 +6,8 @@ import { PolicyConfigError } from "../errors.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
 import { Link, type RedisCall, type Timed } from "./client.js";
-import { CHARGE, READ, RELEASE } from "./scripts.js";
+import { CHARGE, CLUSTER_RELEASE, CLUSTER_STEP1, CLUSTER_STEP2, CLUSTER_UNDO, READ, RELEASE } from "./scripts.js";
+import { IDEMPOTENCY_TTL_MS } from "../store.js";
 
 /**
  * Options of {@link RedisStore}; every field but `redis` has a default.
@@ -54,6 +55,14 @@ export interface RedisStoreOptions {
    * waiting for still counts until the client settles it. Default 1 000.
    */
   maxInFlight?: number;
+  /**
+   * Redis Cluster: keys carry hash tags (a credential's budgets, test-send cap and idempotency
+   * records in the credential's slot; a newsletter's dispatch cap in the newsletter's slot), and a
+   * send or schedule takes two round trips (see docs/redis.md, "Redis Cluster"). `redis` must
+   * route each command by its first key: `(command, args) => cluster.call(command, args)` with
+   * ioredis. Default false.
+   */
+  cluster?: boolean;
 }
 
 const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000, maxInFlight: 1_000 } as const;
@@ -87,12 +96,50 @@ function readings(flat: readonly string[]): WindowReading[] {
   return out;
 }
 
+/** Step 2's replies carry Redis's time at index 1, and `e` past the deadline (argument 0). */
+
+/**
+ * The id of a store key built by `keys.ts` (`<kind>:<length>.<id>…`), or undefined for a key of
+ * another shape.
+ */
+function scopedId(key: string, kinds: string): string | undefined {
+  const match = /^([a-z]):(\d{1,6})\./.exec(key);
+  if (match === null || !kinds.includes(match[1]!)) return undefined;
+  const length = Number(match[2]);
+  const start = match[0].length;
+  if (key.length < start + length) return undefined;
+  return `${length}.${key.slice(start, start + length)}`;
+}
+
+/**
+ * The hash tag of a credential's keys: its budgets (`b:`), idempotency records (`k:`) and test-send
+ * cap (`t:`) share one slot. Keys of another shape (a host's own store tests) share the tag `_`.
+ */
+function credentialTag(keys: readonly string[]): string {
+  let tag: string | undefined;
+  for (const key of keys) {
+    const id = scopedId(key, "bkt");
+    const next = id === undefined ? "_" : `c${id}`;
+    if (tag !== undefined && tag !== next) throw new Error(`newsletter-policy/redis: one request's keys name two credentials (${keys.join(", ")}); with cluster: true they must share a slot`);
+    tag = next;
+  }
+  return tag ?? "_";
+}
+
+/** The hash tag of a newsletter's dispatch cap (`d:`); another shape is tagged by itself. */
+function dispatchTag(key: string): string {
+  const id = scopedId(key, "d");
+  return id === undefined ? `n:${key}` : `n${id}`;
+}
+
 /** The charge script's deadline argument (0-based in ARGV) and how its replies carry Redis's time. */
 const CHARGE_TIMED: Timed = {
   deadlineArg: 15,
   timeOf: (reply) => (Array.isArray(reply) ? Number(reply[1]) : undefined),
   expired: (reply) => Array.isArray(reply) && String(reply[0]) === "e",
 };
+/** Step 2's replies carry Redis's time at index 1 too, and its deadline is argument 0. */
+const STEP2_TIMED: Timed = { ...CHARGE_TIMED, deadlineArg: 0 };
 
 function outcomeOf(reply: string[]): ChargeOutcome {
   const [kind, , now, a, b, ...rest] = reply;
@@ -134,6 +181,7 @@ export class RedisStore implements PolicyStore {
   private readonly prefix: string;
   private readonly clock: "h" | "r";
   private readonly dedupeMs: number;
+  private readonly cluster: boolean;
   /** Random per store instance: with `calls`, a nonce for each charge that no other process uses. */
   private readonly instance = globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 16);
   private calls = 0;
@@ -167,6 +215,11 @@ export class RedisStore implements PolicyStore {
     this.prefix = options.prefix ?? DEFAULTS.prefix;
     this.clock = (options.clock ?? DEFAULTS.clock) === "redis" ? "r" : "h";
     this.dedupeMs = positive("dedupeMs", options.dedupeMs, DEFAULTS.dedupeMs, true);
+    if (options.cluster !== undefined && typeof options.cluster !== "boolean") throw new PolicyConfigError("cluster", `must be true or false; got ${String(options.cluster)}`);
+    this.cluster = options.cluster === true;
+    if (this.cluster && /[{}]/.test(this.prefix)) {
+      throw new PolicyConfigError("prefix", "must not hold { or } with cluster: true (the store's hash tags decide each key's slot)");
+    }
   }
 
   /**
@@ -194,7 +247,6 @@ export class RedisStore implements PolicyStore {
    * const outcome = await store.charge({ id: "req_1", now: Date.now(), budgets: [{ key: "b:1.k:general", limit: 600, windowMs: 60_000 }], refused: false });
    */
   async charge(request: ChargeRequest): Promise<ChargeOutcome> {
-    const p = this.prefix;
     const { budgets, idempotency: idem, cap } = request;
     // The memo is named by this call's nonce, never by the request id: a request id can come from a
     // client header, and a client that reuses one must not be answered from another request's charge.
@@ -202,30 +254,69 @@ export class RedisStore implements PolicyStore {
     // after it opened) as a whole: far cheaper for Redis than a key with its own TTL per call.
     const nonce = String(++this.calls);
     const slot = Math.floor(request.now / this.dedupeMs);
-    const keys = [`${p}seq`, `${p}r:${this.instance}:${slot}`, ...budgets.map((b) => p + b.key)];
-    if (idem !== undefined) keys.push(p + idem.key);
-    if (cap !== undefined) keys.push(p + cap.key);
+    const memoTtl = String(this.link.retries === 0 ? 0 : 2 * this.dedupeMs);
+    // with a cluster, a refused request touches its budgets only: leave the other keys out of its slot
+    const idemUsed = request.refused && this.cluster ? undefined : idem;
+    const capUsed = request.refused && this.cluster ? undefined : cap;
+    const tag = this.cluster ? credentialTag([...budgets.map((b) => b.key), ...(idemUsed ? [idemUsed.key] : []), ...(capUsed?.name === "testSend" ? [capUsed.key] : [])]) : "";
+    const k = (key: string) => this.key(key, tag);
+    const keys = [k("seq"), k(`r:${this.instance}:${slot}`), ...budgets.map((b) => k(b.key))];
+    if (idemUsed !== undefined) keys.push(k(idemUsed.key));
+    const twoSteps = this.cluster && capUsed?.name === "dispatch";
+    if (capUsed !== undefined && !twoSteps) keys.push(k(capUsed.key));
+    const member = `${this.instance}.${nonce}`;
     const args = [
       this.clock,
       String(request.now),
       nonce,
-      String(this.link.retries === 0 ? 0 : 2 * this.dedupeMs),
+      memoTtl,
       String(budgets.length),
       request.refused ? "1" : "0",
-      idem?.fingerprint ?? "",
-      String(idem?.ttlMs ?? ""),
-      String(cap?.day ?? ""),
-      String(cap?.limit ?? ""),
-      String(cap?.resetAt ?? ""),
-      String(cap?.offsetMs ?? 0),
+      idemUsed?.fingerprint ?? "",
+      String(idemUsed?.ttlMs ?? ""),
+      String(capUsed?.day ?? ""),
+      String(capUsed?.limit ?? ""),
+      String(capUsed?.resetAt ?? ""),
+      String(capUsed?.offsetMs ?? 0),
       String(CAP_GRACE_MS),
-      String(SEQ_TTL_MS),
+      twoSteps ? member : String(SEQ_TTL_MS),
       String(EXPIRY_SLACK_MS),
       "", // the deadline, set by the link
     ];
     for (const b of budgets) args.push(String(b.limit), String(b.windowMs));
-    return outcomeOf(strings(await this.link.run(CHARGE, "charge", keys, args, CHARGE_TIMED), "charge"));
+    if (!twoSteps) return outcomeOf(strings(await this.link.run(CHARGE, "charge", keys, args, CHARGE_TIMED), "charge"));
+
+    // Redis Cluster, a send or schedule: step 1 in the credential's slot (budgets, idempotency)
+    const first = strings(await this.link.run(CLUSTER_STEP1, "charge (step 1: budgets)", keys, args, CHARGE_TIMED), "charge");
+    if (first[0] !== "p") return outcomeOf(first);
+    const n = budgets.length;
+    const [, , now, replay, chosen] = first;
+    const [countedOn, fresh, day, resetAt] = first.slice(5 + 2 * n);
+    const windows = readings(first.slice(5, 5 + 2 * n));
+    const base = now === "" ? { windows } : { windows, now: Number(now) };
+    const decidedAt = now === "" ? request.now : Number(now);
+    const ttl = Math.max(1, Math.ceil(Number(resetAt) - decidedAt)) + CAP_GRACE_MS + IDEMPOTENCY_TTL_MS;
+    // step 2 in the newsletter's slot: the dispatch cap
+    const ntag = dispatchTag(capUsed!.key);
+    const capKeys = [this.key(`r:${this.instance}:${slot}`, ntag), this.key(capUsed!.key, ntag)];
+    const capArgs = ["", nonce, memoTtl, chosen!, countedOn!, day!, String(capUsed!.limit), String(ttl)];
+    const second = strings(await this.link.run(CLUSTER_STEP2, "charge (step 2: dispatch cap)", capKeys, capArgs, STEP2_TIMED), "charge");
+    if (second[0] === "r") {
+      // only an allowed write records its key: delete the record step 1 made (not awaited: a third
+      // command, sent on the credential node's connection before any later command of this store)
+      if (fresh === "1" && idemUsed !== undefined) void this.link.run(CLUSTER_UNDO, "undo", [k(idemUsed.key)], [chosen!]).catch(() => {});
+      return { ...base, kind: "cap_reached", count: Number(second[2]) };
+    }
+    if (second[0] !== "c") throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${second.join(" ")}`);
+    if (second[2] === "0") return { ...base, kind: "charged", replay: true };
+    return { ...base, kind: "charged", replay: replay === "1", member: chosen! };
   }
+
+  /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */
+  private key(key: string, tag: string): string {
+    return this.cluster ? `${this.prefix}{${tag}}${key}` : this.prefix + key;
+  }
+
 
   /**
    * Uncounts one daily-cap charge and lets its idempotency key count again; idempotent.
@@ -237,12 +328,19 @@ export class RedisStore implements PolicyStore {
    * if (decision.release) await store.release(decision.release, Date.now());
    */
   async release(ticket: ReleaseTicket, now: number): Promise<boolean> {
-    const base = this.prefix + ticket.key;
-    const keys = [`${base}:${ticket.day}`, `${base}:day`];
-    if (ticket.idempotencyKey !== undefined) keys.push(this.prefix + ticket.idempotencyKey);
+    if (this.cluster && ticket.cap === "dispatch") {
+      // the dispatch cap's slot only: a key whose member is no longer counted counts again
+      const tag = dispatchTag(ticket.key);
+      const keys = [this.key(`${ticket.key}:${ticket.day}`, tag), this.key(`${ticket.key}:day`, tag)];
+      return Number(await this.link.run(CLUSTER_RELEASE, "release", keys, [ticket.member, String(ticket.day)])) === 1;
+    }
+    const tag = this.cluster ? credentialTag([ticket.key, ...(ticket.idempotencyKey !== undefined ? [ticket.idempotencyKey] : [])]) : "";
+    const keys = [this.key(`${ticket.key}:${ticket.day}`, tag), this.key(`${ticket.key}:day`, tag)];
+    if (ticket.idempotencyKey !== undefined) keys.push(this.key(ticket.idempotencyKey, tag));
     const reply = await this.link.run(RELEASE, "release", keys, [this.clock, String(now), ticket.member, String(ticket.day)]);
     return Number(reply) === 1;
   }
+
 
   /**
    * Reads budgets without charging, in one round trip, for `GET /rate-limit`.
@@ -255,7 +353,8 @@ export class RedisStore implements PolicyStore {
    */
   async read(budgets: readonly BudgetCharge[], now: number): Promise<WindowReading[]> {
     if (budgets.length === 0) return [];
-    const keys = budgets.map((b) => this.prefix + b.key);
+    const tag = this.cluster ? credentialTag(budgets.map((b) => b.key)) : "";
+    const keys = budgets.map((b) => this.key(b.key, tag));
     const args = [this.clock, String(now), ...budgets.map((b) => String(b.windowMs))];
     return readings(strings(await this.link.run(READ, "read", keys, args), "read"));
   }
