@@ -124,9 +124,9 @@ local idem, live = nil, nil
 if ARGV[7] ~= '' then
   idem = KEYS[at]
   at = at + 1
-  local r = redis.call('HMGET', idem, 'f', 'e', 'm', 'd')
+  local r = redis.call('HMGET', idem, 'f', 'e', 'm', 'd', 'c')
   local e = tonumber(r[2])
-  if r[1] and e and now < e then live = { f = r[1], e = e, m = r[3], d = r[4] } end
+  if r[1] and e and now < e then live = { f = r[1], e = e, m = r[3], d = r[4], c = r[5] } end
   if live and live.f ~= ARGV[7] then return remember(reply('x', live.f, '')) end
 end
 
@@ -217,10 +217,12 @@ return res
 
 /**
  * Redis Cluster, step 1 of a send or schedule (the credential's slot): `CHARGE` up to the dispatch
- * cap, which it does not touch. KEYS and ARGV as `CHARGE`, but ARGV[14] is the member a new cap
- * charge will use (no sequence key). Reply as `CHARGE`, plus kind p (proceed to step 2:
+ * cap, which it does not touch. KEYS and ARGV as `CHARGE`, but ARGV[13] is the cap's store key
+ * (recorded on the idempotency record) and ARGV[14] the member a new cap charge will use (no
+ * sequence key). Reply as `CHARGE`, plus kind p (proceed to step 2:
  * a = replay 1|0, b = member, then after the windows: the day the key's member was counted on
- * ('' = a new member), fresh (1 = this call created the idempotency record), day, day end).
+ * ('' = a new member), fresh (1 = this call created the idempotency record), day, day end, the cap
+ * the key's member was counted toward ('' = this one)).
  */
 const CLUSTER_CAP = `if ARGV[10] ~= '' then
   -- Redis Cluster, step 1 of 2: the dispatch cap lives in the newsletter's slot, where step 2 takes
@@ -235,15 +237,16 @@ const CLUSTER_CAP = `if ARGV[10] ~= '' then
     day, resetAt = tonumber(ARGV[9]), tonumber(ARGV[11])
   end
   local dayText = num(day)
-  if live and live.m then return remember(reply('p', '1', live.m, { live.d or '', '0', dayText, num(resetAt) })) end
+  if live and live.m then return remember(reply('p', '1', live.m, { live.d or '', '0', dayText, num(resetAt), live.c or '' })) end
   local member, fresh = ARGV[14], '0'
   if idem then
     -- written before the cap is known: a key whose member step 2 does not count is a key that does
-    -- not count; a fresh record step 2 refuses is deleted again by the store
+    -- not count; a fresh record step 2 refuses is deleted again by the store. 'c' names the cap.
     if not live then fresh = '1' end
     record(live and live.e or now + tonumber(ARGV[8]), dayText, member)
+    redis.call('HSET', idem, 'c', ARGV[13])
   end
-  return remember(reply('p', live and '1' or '0', member, { '', fresh, dayText, num(resetAt) }))
+  return remember(reply('p', live and '1' or '0', member, { '', fresh, dayText, num(resetAt), '' }))
 end
 
 if idem and not live then record(now + tonumber(ARGV[8])) end
@@ -255,12 +258,27 @@ export const CLUSTER_STEP1 = script(`${NOW}${CHARGE_HEAD}${CLUSTER_CAP}`);
 /**
  * Redis Cluster, step 2 of a send or schedule (the newsletter's slot): take the dispatch cap.
  * KEYS: memo hash, cap key without the day. ARGV: 1 deadline (Redis ms, '' = none), 2 nonce,
- * 3 memo ttl ms ('0' = none), 4 member, 5 the day the member was counted on ('' = new member),
- * 6 day, 7 limit, 8 ttl ms of the day's set.
+ * 3 memo ttl ms ('0' = none), 4 the member to add, 5 the day the key's member was handed over
+ * ('' = none), 6 day, 7 limit, 8 ttl ms of the day's set, 9 the key's member followed by '#'
+ * ('' = no idempotency key).
  * Reply: { kind, Redis time, a }: c (a = 1 counted now, 0 already counted: a replay),
  * r (cap_reached: a = count), or { 'e', Redis time } past the deadline (nothing done).
  */
-export const CLUSTER_STEP2 = script(`
+const COUNTED = `
+local function counted(base, prefix, days)
+  local n = #prefix
+  for _, d in ipairs(days) do
+    if d ~= '' then
+      for _, m in ipairs(redis.call('SMEMBERS', base .. ':' .. d)) do
+        if string.sub(m, 1, n) == prefix then return true end
+      end
+    end
+  end
+  return false
+end
+`;
+
+export const CLUSTER_STEP2 = script(`${COUNTED}
 local function num(x)
   if x == math.floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
   return string.format('%.17g', x)
@@ -281,10 +299,10 @@ local function done(kind, a)
 end
 local base, member, day = KEYS[2], ARGV[4], ARGV[6]
 local set = base .. ':' .. day
--- DESIGN §7: a key that already counted (its member is still in a day's set) counts nothing more
--- and is not refused by the cap
-if redis.call('SISMEMBER', set, member) == 1 then return done('c', '0') end
-if ARGV[5] ~= '' and ARGV[5] ~= day and redis.call('SISMEMBER', base .. ':' .. ARGV[5], member) == 1 then return done('c', '0') end
+-- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap. Its
+-- charges are the members '<key member>#<call>' of the day it was counted on, the day before
+-- today, or today (a key lives 24 h); a released one has left its set.
+if ARGV[9] ~= '' and counted(base, ARGV[9], { ARGV[5], tostring(tonumber(day) - 1), day }) then return done('c', '0') end
 local count = redis.call('SCARD', set)
 if count >= tonumber(ARGV[7]) then return done('r', num(count)) end
 redis.call('SADD', set, member)
@@ -314,4 +332,14 @@ local removed = redis.call('SREM', KEYS[1], ARGV[1])
 local latest = redis.call('GET', KEYS[2])
 if latest and tonumber(latest) ~= tonumber(ARGV[2]) then return 0 end
 return removed
+`);
+
+/**
+ * Redis Cluster: is a key's member still counted in another cap's day (a key reused on another
+ * newsletter)? KEYS: that cap key without the day. ARGV: 1 the key's member followed by '#', 2–4 days
+ * to look in. Reply: 1 or 0.
+ */
+export const CLUSTER_COUNTED = script(`${COUNTED}
+if counted(KEYS[1], ARGV[1], { ARGV[2], ARGV[3], ARGV[4] }) then return 1 end
+return 0
 `);

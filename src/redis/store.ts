@@ -6,7 +6,7 @@ import { PolicyConfigError } from "../errors.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
 import { Link, type RedisCall, type Timed } from "./client.js";
-import { CHARGE, CLUSTER_RELEASE, CLUSTER_STEP1, CLUSTER_STEP2, CLUSTER_UNDO, READ, RELEASE } from "./scripts.js";
+import { CHARGE, CLUSTER_COUNTED, CLUSTER_RELEASE, CLUSTER_STEP1, CLUSTER_STEP2, CLUSTER_UNDO, READ, RELEASE } from "./scripts.js";
 import { IDEMPOTENCY_TTL_MS } from "../store.js";
 
 /**
@@ -118,7 +118,7 @@ function scopedId(key: string, kinds: string): string | undefined {
 function credentialTag(keys: readonly string[]): string {
   let tag: string | undefined;
   for (const key of keys) {
-    const id = scopedId(key, "bkt");
+    const id = scopedId(key, "bk");
     const next = id === undefined ? "_" : `c${id}`;
     if (tag !== undefined && tag !== next) throw new Error(`newsletter-policy/redis: one request's keys name two credentials (${keys.join(", ")}); with cluster: true they must share a slot`);
     tag = next;
@@ -126,10 +126,15 @@ function credentialTag(keys: readonly string[]): string {
   return tag ?? "_";
 }
 
-/** The hash tag of a newsletter's dispatch cap (`d:`); another shape is tagged by itself. */
-function dispatchTag(key: string): string {
-  const id = scopedId(key, "d");
-  return id === undefined ? `n:${key}` : `n${id}`;
+/**
+ * The hash tag of a daily cap: a credential's test-send cap (`t:`) sits in the credential's slot,
+ * a newsletter's dispatch cap (`d:`) in the newsletter's; a cap key of another shape in its own.
+ */
+function capSlotTag(key: string): string {
+  const credential = scopedId(key, "t");
+  if (credential !== undefined) return `c${credential}`;
+  const newsletter = scopedId(key, "d");
+  return newsletter === undefined ? `n:${key}` : `n${newsletter}`;
 }
 
 /** The charge script's deadline argument (0-based in ARGV) and how its replies carry Redis's time. */
@@ -258,11 +263,14 @@ export class RedisStore implements PolicyStore {
     // with a cluster, a refused request touches its budgets only: leave the other keys out of its slot
     const idemUsed = request.refused && this.cluster ? undefined : idem;
     const capUsed = request.refused && this.cluster ? undefined : cap;
-    const tag = this.cluster ? credentialTag([...budgets.map((b) => b.key), ...(idemUsed ? [idemUsed.key] : []), ...(capUsed?.name === "testSend" ? [capUsed.key] : [])]) : "";
+    const tag = this.cluster ? credentialTag([...budgets.map((b) => b.key), ...(idemUsed ? [idemUsed.key] : [])]) : "";
+    // with a cluster, a cap in the credential's slot (the test-send cap) is charged in the same
+    // script; another (a newsletter's dispatch cap) takes a second step in its own slot
+    const capTag = this.cluster && capUsed !== undefined ? capSlotTag(capUsed.key) : tag;
     const k = (key: string) => this.key(key, tag);
     const keys = [k("seq"), k(`r:${this.instance}:${slot}`), ...budgets.map((b) => k(b.key))];
     if (idemUsed !== undefined) keys.push(k(idemUsed.key));
-    const twoSteps = this.cluster && capUsed?.name === "dispatch";
+    const twoSteps = this.cluster && capUsed !== undefined && capTag !== tag;
     if (capUsed !== undefined && !twoSteps) keys.push(k(capUsed.key));
     const member = `${this.instance}.${nonce}`;
     const args = [
@@ -278,7 +286,7 @@ export class RedisStore implements PolicyStore {
       String(capUsed?.limit ?? ""),
       String(capUsed?.resetAt ?? ""),
       String(capUsed?.offsetMs ?? 0),
-      String(CAP_GRACE_MS),
+      twoSteps ? capUsed.key : String(CAP_GRACE_MS),
       twoSteps ? member : String(SEQ_TTL_MS),
       String(EXPIRY_SLACK_MS),
       "", // the deadline, set by the link
@@ -291,15 +299,27 @@ export class RedisStore implements PolicyStore {
     if (first[0] !== "p") return outcomeOf(first);
     const n = budgets.length;
     const [, , now, replay, chosen] = first;
-    const [countedOn, fresh, day, resetAt] = first.slice(5 + 2 * n);
+    const [countedOnDay, fresh, day, resetAt, countedCap] = first.slice(5 + 2 * n);
+    let countedOn = countedOnDay!;
     const windows = readings(first.slice(5, 5 + 2 * n));
     const base = now === "" ? { windows } : { windows, now: Number(now) };
     const decidedAt = now === "" ? request.now : Number(now);
     const ttl = Math.max(1, Math.ceil(Number(resetAt) - decidedAt)) + CAP_GRACE_MS + IDEMPOTENCY_TTL_MS;
+    if (countedOn !== "" && countedCap !== "" && countedCap !== capUsed!.key) {
+      // the key counted toward another newsletter's cap (the same request sent to two newsletters):
+      // still counted there, it is a replay; otherwise it counts here. The one case of three round trips.
+      const other = capSlotTag(countedCap!);
+      const still = await this.link.run(CLUSTER_COUNTED, "charge (the key's other cap)", [this.key(countedCap!, other)], [`${chosen!}#`, countedOn, String(Number(day) - 1), day!]);
+      if (Number(still) === 1) return { ...base, kind: "charged", replay: true };
+      countedOn = "";
+    }
     // step 2 in the newsletter's slot: the dispatch cap
-    const ntag = dispatchTag(capUsed!.key);
+    const ntag = capTag;
     const capKeys = [this.key(`r:${this.instance}:${slot}`, ntag), this.key(capUsed!.key, ntag)];
-    const capArgs = ["", nonce, memoTtl, chosen!, countedOn!, day!, String(capUsed!.limit), String(ttl)];
+    // the member added to the set: unique per cap charge; with an Idempotency-Key it starts with the
+    // key's own member, so that step 2 finds whether the key still counts
+    const added = idemUsed === undefined ? chosen! : `${chosen!}#${this.instance}.${nonce}`;
+    const capArgs = ["", nonce, memoTtl, added, countedOn, day!, String(capUsed!.limit), String(ttl), idemUsed === undefined ? "" : `${chosen!}#`];
     const second = strings(await this.link.run(CLUSTER_STEP2, "charge (step 2: dispatch cap)", capKeys, capArgs, STEP2_TIMED), "charge");
     if (second[0] === "r") {
       // only an allowed write records its key: delete the record step 1 made (not awaited: a third
@@ -309,7 +329,7 @@ export class RedisStore implements PolicyStore {
     }
     if (second[0] !== "c") throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${second.join(" ")}`);
     if (second[2] === "0") return { ...base, kind: "charged", replay: true };
-    return { ...base, kind: "charged", replay: replay === "1", member: chosen! };
+    return { ...base, kind: "charged", replay: replay === "1", member: added };
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */
@@ -328,13 +348,13 @@ export class RedisStore implements PolicyStore {
    * if (decision.release) await store.release(decision.release, Date.now());
    */
   async release(ticket: ReleaseTicket, now: number): Promise<boolean> {
-    if (this.cluster && ticket.cap === "dispatch") {
+    if (this.cluster && capSlotTag(ticket.key).startsWith("n")) {
       // the dispatch cap's slot only: a key whose member is no longer counted counts again
-      const tag = dispatchTag(ticket.key);
+      const tag = capSlotTag(ticket.key);
       const keys = [this.key(`${ticket.key}:${ticket.day}`, tag), this.key(`${ticket.key}:day`, tag)];
       return Number(await this.link.run(CLUSTER_RELEASE, "release", keys, [ticket.member, String(ticket.day)])) === 1;
     }
-    const tag = this.cluster ? credentialTag([ticket.key, ...(ticket.idempotencyKey !== undefined ? [ticket.idempotencyKey] : [])]) : "";
+    const tag = this.cluster ? capSlotTag(ticket.key) : "";
     const keys = [this.key(`${ticket.key}:${ticket.day}`, tag), this.key(`${ticket.key}:day`, tag)];
     if (ticket.idempotencyKey !== undefined) keys.push(this.key(ticket.idempotencyKey, tag));
     const reply = await this.link.run(RELEASE, "release", keys, [this.clock, String(now), ticket.member, String(ticket.day)]);
