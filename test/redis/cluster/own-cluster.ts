@@ -13,17 +13,21 @@ const run = promisify(execFile);
 export const CLUSTER_PORTS = [7001, 7002, 7003] as const;
 
 export class OwnCluster {
-  readonly nodes = CLUSTER_PORTS.map(
-    (port) =>
-      new OwnRedis(port, [
-        "--cluster-enabled", "yes",
-        "--cluster-config-file", `nodes-${port}.conf`,
-        "--cluster-node-timeout", "1000",
-        "--cluster-require-full-coverage", "no",
-        "--appendonly", "yes",
-        "--appendfsync", "always",
-      ]),
-  );
+  readonly nodes: OwnRedis[];
+
+  /** @param persistent - AOF with `appendfsync always` (the kill drill needs it; a benchmark does not want the fsyncs). */
+  constructor(persistent = true) {
+    this.nodes = CLUSTER_PORTS.map(
+      (port) =>
+        new OwnRedis(port, [
+          "--cluster-enabled", "yes",
+          "--cluster-config-file", `nodes-${port}.conf`,
+          "--cluster-node-timeout", "1000",
+          "--cluster-require-full-coverage", "no",
+          ...(persistent ? ["--appendonly", "yes", "--appendfsync", "always"] : []),
+        ]),
+    );
+  }
 
   /** Starts the three primaries, joins them with `redis-cli --cluster create`, waits for cluster_state:ok. */
   async start(): Promise<void> {
