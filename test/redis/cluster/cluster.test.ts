@@ -5,6 +5,9 @@
  * cluster clients), the concurrency test, SCRIPT FLUSH on every node under load, and a drill that
  * kills the primary holding a newsletter's dispatch cap mid-load.
  */
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "ioredis";
 import { createCluster } from "redis";
@@ -191,6 +194,25 @@ describe(`issue 11: concurrency on the cluster — ${CONNECTIONS} connections (4
   }, 60_000);
   afterAll(() => console.log(`concurrency on the cluster:\n${table.join("\n")}`));
   const processes = (p: string, config: PolicyOptions) => calls.map((call) => createPolicy({ store: new RedisStore({ redis: call, prefix: p, cluster: true }), config }));
+
+  it("several processes × connections: 3 processes, each with an ioredis Cluster and a node-redis cluster connection, 16 in flight on each → exactly 50 of 3 000 through one credential's budget and 25 of 3 000 sends through one newsletter's cap", async () => {
+    const worker = fileURLToPath(new URL("./worker.ts", import.meta.url));
+    const tsx = fileURLToPath(new URL("../../../node_modules/tsx/dist/cli.mjs", import.meta.url));
+    const spawnAll = async (mode: string, p: string) => {
+      const outputs = await Promise.all(
+        Array.from({ length: 3 }, () => promisify(execFile)(process.execPath, [tsx, worker], { env: { ...process.env, NP_PREFIX: p, NP_MODE: mode, NP_TOTAL: "1000" } })),
+      );
+      const sum: Record<string, number> = {};
+      for (const { stdout } of outputs) for (const [rule, count] of Object.entries(JSON.parse(stdout.trim().split("\n").at(-1)!) as Record<string, number>)) sum[rule] = (sum[rule] ?? 0) + count;
+      return sum;
+    };
+    const budget = await spawnAll("budget", prefix());
+    table.push(`  3 processes × 2 connections, one credential's budget (50): 3000 requests → ${JSON.stringify(budget)}`);
+    expect(budget).toEqual({ allowed: 50, budget_spent: 2_950 });
+    const cap = await spawnAll("cap", prefix());
+    table.push(`  3 processes × 2 connections, dispatch cap (25), 40 credentials: 3000 sends → ${JSON.stringify(cap)}`);
+    expect(cap).toEqual({ allowed: 25, daily_cap: 2_975 });
+  });
 
   it("spec §8 budget: one credential, general limit 50, 4 000 requests → exactly 50 admitted", async () => {
     const p = prefix();
