@@ -135,6 +135,13 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     expect(ports(/\}t:/)).toEqual(new Set([c.port]));
     expect(ports(/\}d:/)).toEqual(new Set([nl.port]));
     expect(c.port).not.toBe(nl.port);
+    // every key the cluster store wrote expires
+    const { Redis } = await import("ioredis");
+    for (const { key: k, port } of keys) {
+      const node = new Redis({ port, host: "127.0.0.1" });
+      expect(await node.pttl(k), k).toBeGreaterThan(0);
+      node.disconnect();
+    }
     await cluster.cleanUp(p);
   });
 
