@@ -289,6 +289,71 @@ describe(`issue 11: concurrency on the cluster — ${CONNECTIONS} connections (4
   });
 });
 
+describe("issue 11: resharding under load — MOVED and ASK are followed by the client", () => {
+  it("the slot of a newsletter's dispatch cap migrates to another primary mid-load (CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE, SETSLOT NODE): decisions go on, exactly the cap admitted, the keys end on the new node", async () => {
+    await ready;
+    const { Redis } = await import("ioredis");
+    const client = ioCluster();
+    const p = prefix();
+    const { newsletters } = await spread(p);
+    const nl = newsletters[0]!;
+    const to = [7001, 7002, 7003].find((port) => port !== nl.port)!;
+    const capKey = `${p}{n${nl.id.length}.${nl.id}}x`;
+    const LIMIT = 5_000;
+    const store = new RedisStore({ redis: ioCall(client), prefix: p, cluster: true });
+    const policy = createPolicy({ store, config: { caps: { dispatch: { limit: LIMIT } }, budgets: { general: { limit: 1e6, window: 3_600 }, write: { limit: 1e6, window: 3_600 } } } });
+    const senders = Array.from({ length: 20 }, (_, i) => key({ [nl.id]: { sending: "write" } }, false, `key_reshard_${i}`));
+    const by: Record<string, number> = {};
+    let stop = false;
+    let n = 0;
+    const worker = async () => {
+      while (!stop) {
+        const i = n++;
+        const d = await policy.check(post(`/articles/r_${i}/send`, { newsletter: nl.id }), { credential: senders[i % 20]!, roles: { [nl.id]: "owner" } });
+        by[d.reason.rule] = (by[d.reason.rule] ?? 0) + 1;
+      }
+    };
+    const load = Promise.all(Array.from({ length: 8 }, worker));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // migrate the slot by hand, while the load runs
+    const source = new Redis({ port: nl.port, host: "127.0.0.1" });
+    const target = new Redis({ port: to, host: "127.0.0.1" });
+    const slot = Number(await source.call("CLUSTER", "KEYSLOT", capKey));
+    const sourceId = String(await source.call("CLUSTER", "MYID"));
+    const targetId = String(await target.call("CLUSTER", "MYID"));
+    await target.call("CLUSTER", "SETSLOT", slot, "IMPORTING", sourceId);
+    await source.call("CLUSTER", "SETSLOT", slot, "MIGRATING", targetId);
+    let moved = 0;
+    for (;;) {
+      const keys = (await source.call("CLUSTER", "GETKEYSINSLOT", slot, 100)) as string[];
+      if (keys.length === 0) break;
+      await source.call("MIGRATE", "127.0.0.1", to, "", 0, 5_000, "KEYS", ...keys);
+      moved += keys.length;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const port of [7001, 7002, 7003]) {
+      const node = new Redis({ port, host: "127.0.0.1" });
+      await node.call("CLUSTER", "SETSLOT", slot, "NODE", targetId);
+      node.disconnect();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    stop = true;
+    await load;
+    source.disconnect();
+    target.disconnect();
+    const sets = (await cluster.keysUnder(p)).filter((k) => /\}d:\d+\.nl_0:\d+$/.test(k.key));
+    const holder = new Redis({ port: sets[0]!.port, host: "127.0.0.1" });
+    const counted = await holder.scard(sets[0]!.key);
+    holder.disconnect();
+    console.log(`resharding: slot ${slot} of ${nl.id} moved from ${nl.port} to ${to} (${moved} keys) under load: ${JSON.stringify(by)}; counted ${counted}, limit ${LIMIT}`);
+    expect(moved).toBeGreaterThan(0);
+    expect(sets[0]!.port).toBe(to);
+    expect(by.allowed).toBeLessThanOrEqual(LIMIT);
+    expect(counted).toBe(by.allowed);
+    expect(by.allowed! + (by.daily_cap ?? 0)).toBeGreaterThan(0);
+  });
+});
+
 describe("issue 11: kill drill — the primary holding a newsletter's dispatch cap is killed mid-load, then restarted with its config file", () => {
   it("503s while its slots are down (other nodes keep answering), no over-admission, recovery when it is back", async () => {
     await ready;
