@@ -8,13 +8,20 @@
  *
  *   npm run bench:redis                   (REDIS_URL, BENCH_N, BENCH_CONCURRENCY, BENCH_ROUNDS change the defaults)
  *   BENCH_RTT_MS=1 npm run bench:redis    (through a proxy adding 1 ms per round trip, as a network would)
+ *   BENCH_CLUSTER=0 npm run bench:redis   (skip the Redis Cluster rows)
+ *
+ * Then, unless BENCH_CLUSTER=0, the same on a Redis Cluster of its own (three primaries on ports
+ * 7001–7003, started and stopped here): RedisStore { cluster: true } for a read (two budgets, one
+ * round trip) and a send (budgets + the dispatch cap in another slot, two round trips) beside the
+ * same on the single primary, and RateLimiterRedis ×2 on the same cluster.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { Redis } from "ioredis";
+import { Cluster, Redis } from "ioredis";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { createPolicy, type Credential } from "../src/index.js";
-import { RedisStore } from "../src/redis/index.js";
+import { RedisStore, type RedisCall } from "../src/redis/index.js";
+import { OwnCluster } from "../test/redis/cluster/own-cluster.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 /** BENCH_RTT_MS > 0: talk to Redis through a proxy process that adds this round-trip time, as a network would. */
@@ -214,4 +221,105 @@ async function main(): Promise<void> {
   proxy?.kill();
 }
 
+/** Round trips counted at the store's call function (RedisStore) or the client's sendCommand (RateLimiterRedis). */
+interface Counted {
+  sent: number;
+}
+
+async function rate(decide: Decide, counter: Counted, n: number, inFlight: number): Promise<{ opsPerSecond: number; roundTrips: number }> {
+  const before = counter.sent;
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < n; i = next++) if (!(await decide(i))) throw new Error("refused: the bench measures the allowed path");
+  };
+  const t0 = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { opsPerSecond: n / seconds, roundTrips: (counter.sent - before) / n };
+}
+
+async function clusterBench(): Promise<void> {
+  const cluster = new OwnCluster(false); // no persistence, as the single primary
+  await cluster.start();
+  const io = new Cluster([{ host: "127.0.0.1", port: 7001 }]);
+  const single = new Redis(REDIS_URL);
+  const n = Math.max(2_000, Math.floor(N / 2));
+  try {
+    const sendCredentials: Credential[] = Array.from({ length: CREDENTIALS }, (_, i) => ({ id: `key_${i}`, kind: "api_key", newsletters: Object.fromEntries(Array.from({ length: 50 }, (_, j) => [`nl_${j}`, { sending: "write" as const, audience: "read" as const }])) }));
+    const sendRoles = Object.fromEntries(Array.from({ length: 50 }, (_, j) => [`nl_${j}`, "owner"]));
+    const config = { budgets: { general: { limit: LIMIT, window: 60 }, audience: { limit: LIMIT, window: 60 }, write: { limit: LIMIT, window: 60 } }, caps: { dispatch: { limit: LIMIT } } };
+    const contender = (name: string, call: RedisCall, clusterMode: boolean, kind: "read" | "send") => {
+      const counter: Counted = { sent: 0 };
+      const counting: RedisCall = (command, args) => {
+        counter.sent++;
+        return call(command, args);
+      };
+      const policy = createPolicy({ store: new RedisStore({ redis: counting, prefix: `${PREFIX}c:${name}:`, cluster: clusterMode }), config });
+      const decide: Decide =
+        kind === "read"
+          ? async (i) => (await policy.check({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" }, { credential: sendCredentials[i % CREDENTIALS]!, roles: sendRoles })).allowed
+          : async (i) => (await policy.check({ method: "POST", path: `/articles/a_${i}/send`, newsletter: `nl_${i % 50}` }, { credential: sendCredentials[i % CREDENTIALS]!, roles: sendRoles })).allowed;
+      return { name, decide, counter };
+    };
+    const rlfCounter: Counted = { sent: 0 };
+    const send = io.sendCommand.bind(io);
+    io.sendCommand = ((...args: Parameters<Cluster["sendCommand"]>) => {
+      rlfCounter.sent++;
+      return send(...args);
+    }) as Cluster["sendCommand"];
+    const general = new RateLimiterRedis({ storeClient: io, keyPrefix: `${PREFIX}rlf:general`, points: LIMIT, duration: 60 });
+    const audience = new RateLimiterRedis({ storeClient: io, keyPrefix: `${PREFIX}rlf:audience`, points: LIMIT, duration: 60 });
+    const rlfDecide: Decide = async (i) => {
+      const key = credentials[i % CREDENTIALS]!.id;
+      try {
+        await general.consume(key);
+      } catch (refusal) {
+        if (refusal instanceof RateLimiterRes) return false;
+        throw refusal;
+      }
+      try {
+        await audience.consume(key);
+        return true;
+      } catch (refusal) {
+        if (!(refusal instanceof RateLimiterRes)) throw refusal;
+        await general.reward(key);
+        return false;
+      }
+    };
+    const ioCall: RedisCall = (command, args) => io.call(command, args);
+    const singleCall: RedisCall = (command, args) => single.call(command, args);
+    const rows = [
+      contender("RedisStore, single primary: read (2 budgets)", singleCall, false, "read"),
+      contender("RedisStore, cluster: read (2 budgets)", ioCall, true, "read"),
+      contender("RedisStore, single primary: send (2 budgets + cap)", singleCall, false, "send"),
+      contender("RedisStore, cluster: send (2 budgets + cap)", ioCall, true, "send"),
+      { name: "RateLimiterRedis ×2, cluster: read (2 budgets)", decide: rlfDecide, counter: rlfCounter },
+    ];
+    for (const r of rows) await rate(r.decide, r.counter, 1_000, 8); // warm-up
+    console.log(`\nRedis Cluster (three primaries on loopback, ports 7001–7003, ioredis Cluster) vs the single primary at ${REDIS_URL}; ${n} decisions per run, median of ${ROUNDS}`);
+    console.log(["mode".padEnd(15), "contender".padEnd(52), "decisions/s".padStart(12), "round trips/decision".padStart(22)].join(" "));
+    for (const [mode, inFlight] of [["sequential", 1], [`${CONCURRENCY} in flight`, CONCURRENCY]] as const) {
+      for (const r of rows) {
+        const runs: Array<{ opsPerSecond: number; roundTrips: number }> = [];
+        for (let round = 0; round < ROUNDS; round++) runs.push(await rate(r.decide, r.counter, n, inFlight));
+        runs.sort((a, b) => a.opsPerSecond - b.opsPerSecond);
+        const m = runs[Math.floor(runs.length / 2)]!;
+        console.log([mode.padEnd(15), r.name.padEnd(52), m.opsPerSecond.toFixed(0).padStart(12), m.roundTrips.toFixed(2).padStart(22)].join(" "));
+      }
+    }
+    console.log("round trips: EVALSHA/EVAL sent by RedisStore's call function; for RateLimiterRedis, commands sent by the ioredis Cluster client");
+    let cursor = "0";
+    do {
+      const [next, keys] = await single.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await single.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    io.disconnect();
+    single.disconnect();
+    await cluster.stop();
+  }
+}
+
 await main();
+if (process.env.BENCH_CLUSTER !== "0") await clusterBench();

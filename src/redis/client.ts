@@ -1,13 +1,17 @@
 /**
  * The one thing the Redis store asks of a client: send `EVALSHA` or `EVAL` and return the reply.
  * Every client library can do that in one line, so the store depends on none of them.
+ *
+ * This file also holds how the store talks through that function: a bound on what is in flight, a
+ * deadline per call, and the deadline's translation into Redis's clock (see {@link Link}).
  */
 import type { Script } from "./scripts.js";
 
 /**
  * Sends one `EVALSHA` or `EVAL` command and resolves with Redis's reply (rejecting on an error reply).
  * `args` are the command's arguments after its name: the SHA-1 or script, the number of keys, the keys,
- * then the script's arguments.
+ * then the script's arguments. With Redis Cluster, route by the first key (ioredis `Cluster.call`
+ * and node-redis `cluster.sendCommand(firstKey, …)` both do).
  *
  * @example
  * // ioredis v5
@@ -18,8 +22,9 @@ import type { Script } from "./scripts.js";
 export type RedisCall = (command: "EVALSHA" | "EVAL", args: string[]) => Promise<unknown>;
 
 /**
- * The store gave up waiting for Redis: the command may or may not have run. A retry with the same
- * request id is answered from the remembered outcome, so it never counts twice.
+ * The store gave up waiting for Redis: the command may or may not have run. A charge that Redis runs
+ * after this point charges nothing (it carries a deadline), and the store's own retry is answered from
+ * the remembered outcome, so it never counts twice.
  *
  * @example
  * const policy = createPolicy({
@@ -42,14 +47,39 @@ export class RedisTimeoutError extends Error {
   }
 }
 
+/**
+ * Too many calls to Redis are unanswered (`maxInFlight`): Redis is stalled, unreachable or
+ * overloaded. The store refuses at once, without sending anything, so that a stall cannot pile up
+ * commands (and memory) without bound; `createPolicy` answers 503.
+ *
+ * @example
+ * const policy = createPolicy({
+ *   store,
+ *   onStoreError: (error) => { if (error instanceof RedisOverloadError) metrics.increment("redis.overload"); },
+ * });
+ */
+export class RedisOverloadError extends Error {
+  /** The bound that was reached (`maxInFlight`). */
+  readonly maxInFlight: number;
+
+  /** @param maxInFlight - the bound that was reached. */
+  constructor(maxInFlight: number) {
+    super(`newsletter-policy/redis: ${maxInFlight} calls to Redis are unanswered (maxInFlight); refusing without sending`);
+    this.name = "RedisOverloadError";
+    this.maxInFlight = maxInFlight;
+  }
+}
+
 function isNoScript(error: unknown): boolean {
   const message = error instanceof Error ? error.message : String(error);
   return message.startsWith("NOSCRIPT") || message.includes("NOSCRIPT ");
 }
 
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisTimeoutError(timeoutMs, what)), timeoutMs);
+const TIMED_OUT = Symbol("timed out");
+
+function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
     promise.then(
       (value) => {
         clearTimeout(timer);
@@ -63,35 +93,119 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): P
   });
 }
 
-/** How the store talks to Redis: timeouts, retries on timeout, and `EVALSHA` → `EVAL` on `NOSCRIPT`. */
-export interface Runner {
-  readonly call: RedisCall;
-  readonly timeoutMs: number;
-  readonly retries: number;
-}
-
-async function once(runner: Runner, script: Script, what: string, tail: string[]): Promise<unknown> {
-  try {
-    return await withTimeout(runner.call("EVALSHA", [script.sha, ...tail]), runner.timeoutMs, what);
-  } catch (error) {
-    // Redis restarted or SCRIPT FLUSH: EVAL runs the script and caches it again for EVALSHA
-    if (!isNoScript(error)) throw error;
-    return withTimeout(runner.call("EVAL", [script.source, ...tail]), runner.timeoutMs, what);
-  }
+/** How a script reports the Redis time it ran at, and that it ran past its deadline. */
+export interface Timed {
+  /** Index of the argument that carries the deadline (Redis ms; `''` = none). */
+  readonly deadlineArg: number;
+  /** The Redis time (ms) the reply was made at, when it carries one. */
+  timeOf(reply: unknown): number | undefined;
+  /** The script ran after its deadline and did nothing. */
+  expired(reply: unknown): boolean;
 }
 
 /**
- * Runs a script with its keys and arguments: one round trip (two after a script cache flush).
- * Only a timeout is retried: every script is safe to repeat (charge remembers its outcome by
- * request id, release is idempotent, read writes nothing); an error reply would only repeat itself.
+ * How the store talks to Redis.
+ *
+ * - **Bound.** Every command sent counts as in flight until the client settles its promise (not
+ *   until the store stops waiting): that is what a stalled Redis piles up in the client. Past
+ *   `maxInFlight`, the store throws {@link RedisOverloadError} without sending.
+ * - **Deadline.** A call gives up `timeoutMs × (retries + 1)` after it starts ({@link RedisTimeoutError}).
+ *   A charge carries that moment in Redis's clock; the script compares it with Redis `TIME` and
+ *   charges nothing past it. The translation needs no agreement between the clocks: the store keeps
+ *   `offset` = the smallest (Redis time in a reply − host monotonic time when that command was sent).
+ *   A command always runs after it is sent, so every such difference is ≥ the true offset and the
+ *   smallest is the tightest: a deadline is never earlier than the true give-up moment (no
+ *   false expiry), and later by at most the fastest recent command's one-way delay. The host's
+ *   monotonic clock never steps; if Redis's clock steps back, the next reply lowers the offset; if it
+ *   steps forward, a charge may come back "expired" while the caller still waits: the store then takes
+ *   that reply's difference as the offset and sends once more (nothing was charged).
+ *   Before the first reply the store knows no offset and sends no deadline.
  */
-export async function run(runner: Runner, script: Script, what: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-  const tail = [String(keys.length), ...keys, ...args];
-  for (let attempt = 0; ; attempt++) {
+export class Link {
+  /** Commands sent whose promise the client has not settled yet. */
+  inFlight = 0;
+  /** Redis ms − host monotonic ms, an upper bound of the true difference (see the class comment). */
+  offset: number | undefined;
+
+  /**
+   * @param call - the client function.
+   * @param timeoutMs - per attempt.
+   * @param retries - attempts after a timeout.
+   * @param maxInFlight - unsettled commands at most.
+   * @param monotonic - the host's monotonic clock (ms).
+   */
+  constructor(
+    readonly call: RedisCall,
+    readonly timeoutMs: number,
+    readonly retries: number,
+    readonly maxInFlight: number,
+    private readonly monotonic: () => number = () => performance.now(),
+  ) {}
+
+  private send(command: "EVALSHA" | "EVAL", args: string[], timed: Timed | undefined): Promise<unknown> {
+    if (this.inFlight >= this.maxInFlight) return Promise.reject(new RedisOverloadError(this.maxInFlight));
+    const sentAt = this.monotonic();
+    let promise: Promise<unknown>;
     try {
-      return await once(runner, script, what, tail);
+      promise = Promise.resolve(this.call(command, args));
     } catch (error) {
-      if (!(error instanceof RedisTimeoutError) || attempt >= runner.retries) throw error;
+      return Promise.reject(error);
+    }
+    this.inFlight++;
+    promise.then(
+      (reply) => {
+        this.inFlight--;
+        const t = timed?.timeOf(reply);
+        if (t !== undefined && Number.isFinite(t) && (this.offset === undefined || t - sentAt < this.offset)) this.offset = t - sentAt;
+      },
+      () => {
+        this.inFlight--;
+      },
+    );
+    return promise;
+  }
+
+  /**
+   * Runs a script with its keys and arguments: one round trip (two after a script cache flush).
+   * Only a timeout is retried: every script is safe to repeat (charge remembers its outcome by
+   * nonce, release is idempotent, read writes nothing); an error reply would only repeat itself.
+   *
+   * @param script - the script.
+   * @param what - its name, for errors.
+   * @param keys - `KEYS`.
+   * @param args - `ARGV`; with `timed`, `args[timed.deadlineArg]` is set here.
+   * @param timed - for a script that checks a deadline.
+   * @returns Redis's reply.
+   */
+  async run(script: Script, what: string, keys: readonly string[], args: readonly string[], timed?: Timed): Promise<unknown> {
+    const start = this.monotonic();
+    const giveUp = start + this.timeoutMs * (this.retries + 1);
+    const argv = [...args];
+    let resynced = false;
+    for (let attempt = 0; ; ) {
+      if (timed !== undefined) argv[timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
+      const tail = [String(keys.length), ...keys, ...argv];
+      const left = () => Math.min(this.timeoutMs, giveUp - this.monotonic());
+      let reply = await within(this.send("EVALSHA", [script.sha, ...tail], timed), left()).catch((error: unknown) => {
+        // Redis restarted or SCRIPT FLUSH: EVAL runs the script and caches it again for EVALSHA
+        if (!isNoScript(error)) throw error;
+        return within(this.send("EVAL", [script.source, ...tail], timed), left());
+      });
+      if (reply === TIMED_OUT) {
+        attempt++;
+        if (attempt > this.retries || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
+        continue;
+      }
+      if (timed !== undefined && timed.expired(reply)) {
+        // Redis says the deadline passed while we still wait: its clock stepped forward. The send
+        // above already took this reply's difference only if it was smaller; take it now.
+        const t = timed.timeOf(reply);
+        if (resynced || t === undefined || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
+        resynced = true;
+        this.offset = t - start;
+        continue;
+      }
+      return reply;
     }
   }
 }

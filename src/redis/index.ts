@@ -4,7 +4,7 @@
  * function that sends `EVALSHA`/`EVAL`.
  */
 export { RedisStore } from "./store.js";
-export { RedisTimeoutError } from "./client.js";
+export { RedisOverloadError, RedisTimeoutError } from "./client.js";
 
 export type { RedisStoreOptions } from "./store.js";
 export type { RedisCall } from "./client.js";

@@ -1,16 +1,16 @@
 /**
  * Resets in Redis, in one round trip: one Lua script deletes a credential's budget windows, a day's
  * daily-cap set and the idempotency records listed in the credential's index set (which the charge
- * script keeps: every record it creates is added to `<prefix>i:<scope>`). No SCAN: the keys are
+ * script keeps: every record it creates is added to `<prefix>i:<scope>`, in the credential's slot with a cluster). No SCAN: the keys are
  * known from the key layout and the index.
  */
 import { createHash } from "node:crypto";
 import type { ResetRequest } from "../reset.js";
 import type { Script } from "./scripts.js";
 
-/** The index set of a credential's idempotency records (`ChargeRequest.idempotency.scope`). */
-export function indexKey(prefix: string, scope: string): string {
-  return `${prefix}i:${scope}`;
+/** The store key of the index set of a credential's idempotency records (`ChargeRequest.idempotency.scope`). */
+export function indexKey(scope: string): string {
+  return `i:${scope}`;
 }
 
 /**
@@ -52,11 +52,15 @@ return 1
 /** The reset script and its SHA-1, for `EVALSHA` with an `EVAL` fallback. */
 export const RESET: Script = { source, sha: createHash("sha1").update(source).digest("hex") };
 
-/** The keys and arguments of one reset call. */
-export function resetCall(prefix: string, clock: "h" | "r", request: ResetRequest, now: number): { keys: string[]; args: string[] } {
-  const keys = [...request.windows.map((k) => prefix + k), ...request.caps.map((c) => prefix + c.key)];
+/**
+ * The keys and arguments of one reset call.
+ *
+ * @param redisKey - a store key as the store names it in Redis (its prefix, and its hash tag with a cluster).
+ */
+export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", request: ResetRequest, now: number): { keys: string[]; args: string[] } {
+  const keys = [...request.windows.map(redisKey), ...request.caps.map((c) => redisKey(c.key))];
   const scope = request.idempotencyScope;
-  if (scope !== undefined) keys.push(indexKey(prefix, scope));
+  if (scope !== undefined) keys.push(redisKey(indexKey(scope)));
   const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1"];
   for (const cap of request.caps) args.push(String(cap.day), String(cap.offsetMs));
   return { keys, args };

@@ -111,7 +111,7 @@ describe("nothing is counted twice when a call times out and is retried with the
     let original: Promise<unknown> | undefined;
     const slowSend: RedisCall = (command, args) => {
       if (original !== undefined) return real(command, args);
-      original = sleep(2_000).then(() => real(command, args));
+      original = sleep(1_500).then(() => real(command, args));
       return original;
     };
     const store = new RedisStore({ redis: slowSend, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
@@ -119,7 +119,7 @@ describe("nothing is counted twice when a call times out and is retried with the
     expect(await store.charge(sendRequest)).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
     // the original now runs too, and is answered from the remembered outcome
     const late = (await original) as string[];
-    expect(late.slice(0, 5)).toEqual(["c", "", "0", "", "1"]);
+    expect([late[0], ...late.slice(2, 6)]).toEqual(["c", "", "0", "", "1"]);
     expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
