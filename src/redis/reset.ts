@@ -36,7 +36,16 @@ for j = 1, m do
   local day = tonumber(ARGV[4 + 2 * j])
   -- with Redis's clock, today is Redis's today (as the charge script counts it)
   if ARGV[1] == 'r' then day = math.floor((now + tonumber(ARGV[5 + 2 * j])) / 86400000) end
-  redis.call('DEL', KEYS[n + j] .. ':' .. num(day))
+  -- the day's members move aside to '<set>:r' rather than vanish: they count toward nothing, but a
+  -- Redis Cluster store still finds there that a key's charge was made (a retry of it stays a replay,
+  -- as in MemoryStore, whose idempotency record keeps the charge)
+  local set = KEYS[n + j] .. ':' .. num(day)
+  local ttl = redis.call('PTTL', set)
+  if ttl > 0 then
+    redis.call('SUNIONSTORE', set .. ':r', set .. ':r', set)
+    redis.call('PEXPIRE', set .. ':r', ttl)
+  end
+  redis.call('DEL', set)
 end
 if ARGV[5] == '1' then
   local index = KEYS[n + m + 1]

@@ -281,8 +281,11 @@ local function counted(base, prefix, days)
   local n = #prefix
   for _, d in ipairs(days) do
     if d ~= '' then
-      for _, m in ipairs(redis.call('SMEMBERS', base .. ':' .. d)) do
-        if string.sub(m, 1, n) == prefix then return true end
+      -- the day's set, and the members a reset moved aside (reset.ts): still charges the key made
+      for _, set in ipairs({ base .. ':' .. d, base .. ':' .. d .. ':r' }) do
+        for _, m in ipairs(redis.call('SMEMBERS', set)) do
+          if string.sub(m, 1, n) == prefix then return true end
+        end
       end
     end
   end
@@ -337,10 +340,13 @@ return 0
 /**
  * Redis Cluster: uncount a dispatch charge (the newsletter's slot). The member leaves its day's set
  * whatever the day, so the key that carries it counts again; the reply says whether it was counted
- * in the cap's latest day. KEYS: the day's set, the latest-day marker. ARGV: 1 member, 2 day.
+ * in the cap's latest day. KEYS: the day's set, the latest-day marker, the day's members a reset
+ * moved aside. ARGV: 1 member, 2 day.
  */
 export const CLUSTER_RELEASE = script(`
 local removed = redis.call('SREM', KEYS[1], ARGV[1])
+-- a member a reset moved aside (reset.ts) is uncounted already; released, its key counts again
+redis.call('SREM', KEYS[3], ARGV[1])
 local latest = redis.call('GET', KEYS[2])
 if latest and tonumber(latest) ~= tonumber(ARGV[2]) then return 0 end
 return removed

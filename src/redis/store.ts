@@ -139,6 +139,25 @@ function capSlotTag(key: string): string {
   return newsletter === undefined ? `n:${key}` : `n${newsletter}`;
 }
 
+/**
+ * A reset split by hash slot. What `policy.reset` asks for always lies in one slot (a credential's
+ * windows, test-send cap and idempotency index; or a newsletter's dispatch cap): one round trip.
+ * Keys of other shapes (a host's own store tests) may span slots: one script per slot.
+ */
+function bySlot(request: ResetRequest): Map<string, ResetRequest> {
+  const parts = new Map<string, { windows: string[]; caps: ResetRequest["caps"][number][]; idempotencyScope?: string }>();
+  const part = (tag: string) => {
+    let p = parts.get(tag);
+    if (p === undefined) parts.set(tag, (p = { windows: [], caps: [] }));
+    return p;
+  };
+  for (const key of request.windows) part(credentialTag([key])).windows.push(key);
+  for (const cap of request.caps) part(capSlotTag(cap.key)).caps.push(cap);
+  // the index and the records sit where the charge put them: in the slot of the records' keys
+  if (request.idempotencyScope !== undefined) part(credentialTag([`${request.idempotencyScope}:`])).idempotencyScope = request.idempotencyScope;
+  return parts;
+}
+
 /** The charge script's deadline argument (0-based in ARGV) and how its replies carry Redis's time. */
 const CHARGE_TIMED: Timed = {
   deadlineArg: 15,
@@ -358,7 +377,7 @@ export class RedisStore implements PolicyStore {
     if (this.cluster && capSlotTag(ticket.key).startsWith("n")) {
       // the dispatch cap's slot only: a key whose member is no longer counted counts again
       const tag = capSlotTag(ticket.key);
-      const keys = [this.key(`${ticket.key}:${ticket.day}`, tag), this.key(`${ticket.key}:day`, tag)];
+      const keys = [this.key(`${ticket.key}:${ticket.day}`, tag), this.key(`${ticket.key}:day`, tag), this.key(`${ticket.key}:${ticket.day}:r`, tag)];
       return Number(await this.link.run(CLUSTER_RELEASE, "release", keys, [ticket.member, String(ticket.day)])) === 1;
     }
     const tag = this.cluster ? capSlotTag(ticket.key) : "";
@@ -380,10 +399,13 @@ export class RedisStore implements PolicyStore {
    * await policy.reset({ newsletter: "nl_1" }); // calls store.reset(...)
    */
   async reset(request: ResetRequest, now: number): Promise<void> {
-    const tag = !this.cluster ? "" : request.windows.length > 0 ? credentialTag(request.windows) : request.caps.length > 0 ? capSlotTag(request.caps[0]!.key) : "_";
-    const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, request, now);
-    if (keys.length === 0) return;
-    await this.link.run(RESET, "reset", keys, args);
+    const parts = this.cluster ? bySlot(request) : new Map([["", request]]);
+    await Promise.all(
+      [...parts].map(([tag, part]) => {
+        const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, part, now);
+        return keys.length === 0 ? undefined : this.link.run(RESET, "reset", keys, args);
+      }),
+    );
   }
 
   /**
