@@ -4,6 +4,7 @@
  *
  *   npx tsx bench/hardening.ts            # this checkout
  *   NP_SRC=/path/to/other/src npx tsx bench/hardening.ts   # another checkout, for before/after
+ *   NP_ONLY=caps|hostile|memory NP_CAPS=1000,4000,25000 NP_ENTRIES=1000000   # one part, sizes
  */
 import { performance } from "node:perf_hooks";
 
@@ -59,9 +60,11 @@ function hostile(request: unknown): number {
   return median(times);
 }
 
+const only = process.env.NP_ONLY; // "caps", "hostile" or "memory": one part
 const baseline = hostile({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" });
 console.log(`baseline evaluate (plain GET): ${ms(baseline)} ms`);
-for (const n of (process.env.NP_CAPS ?? "1000,5000").split(",").map(Number)) console.log(`caps: one test send with ${n} credentials that test-sent today: median ${ms(capsScaling(n))} ms`);
+if (!only || only === "caps") for (const n of (process.env.NP_CAPS ?? "1000,5000").split(",").map(Number)) console.log(`caps: one test send with ${n} credentials that test-sent today: median ${ms(capsScaling(n))} ms`);
+if (!only || only === "hostile") {
 const huge = "/" + "a".repeat(10_000_000);
 console.log(`hostile: 10 MB path: ${ms(hostile({ method: "GET", path: huge }))} ms`);
 console.log(`hostile: 10 MB idempotency key: ${ms(hostile({ method: "POST", path: "/articles/a/send", newsletter: "nl_1", idempotencyKey: "k".repeat(10_000_000) }))} ms`);
@@ -72,6 +75,9 @@ const wideString = "/newsletters/nl_1/subscribers?" + Array.from({ length: 100_0
 console.log(`hostile: query string with 100k params: ${ms(hostile({ method: "GET", path: wideString }))} ms`);
 const longTo = Array.from({ length: 1_000_000 }, () => "a@x.io");
 console.log(`hostile: body.to with 1M entries: ${ms(hostile({ ...testSend, body: { to: longTo } }))} ms`);
+}
+if (!only || only === "memory") {
 const entries = Number(process.env.NP_ENTRIES ?? 1_000_000);
 const mem = await memoryWorst(entries, 30_000);
 console.log(`MemoryStore with ${entries} expired entries, 30 000 checks: worst ${ms(mem.worst)} ms, median ${ms(mem.median)} ms`);
+}

@@ -236,9 +236,10 @@ class SnapshotTx implements CounterTx {
       for (const write of this.writes) write(draft);
       draft.seq = seq;
       draft.at = now;
-      if (this.wrote.windows) pruneBucket(draft.windows, outer, inner, (r: SnapshotWindow) => windowExpired(r, settled));
-      if (this.wrote.keys) pruneBucket(draft.keys, outer, inner, (r: KeyRecord) => settled >= r.expiresAt);
-      if (this.wrote.caps) pruneCapBucket(draft.caps, outer, inner, settled);
+      const base = this.usage;
+      if (this.wrote.windows) pruneBucket(draft.windows, base.windows, outer, inner, (r: SnapshotWindow) => windowExpired(r, settled));
+      if (this.wrote.keys) pruneBucket(draft.keys, base.keys, outer, inner, (r: KeyRecord) => settled >= r.expiresAt);
+      if (this.wrote.caps) pruneCapBucket(draft.caps, base.caps, outer, inner, settled);
     });
   }
 }
@@ -249,17 +250,22 @@ function windowExpired(record: SnapshotWindow, now: number): boolean {
 
 type Draft<T> = Record<string, Record<string, Record<string, T>>>;
 
-/** Deletes the expired records of one bucket of a draft; reads through the draft first, so that nothing is copied when nothing expired. */
-function pruneBucket<T>(buckets: Draft<T>, outer: string, inner: string, expired: (record: T) => boolean): void {
-  const bucket = own(own(buckets, outer), inner);
+/**
+ * Deletes the expired records of one bucket of a draft. Finds them in the base snapshot (plain
+ * objects: no draft is made for a record that stays) and checks each again in the draft, where this
+ * change may have written it anew.
+ */
+function pruneBucket<T>(draft: Draft<T>, base: Buckets<T>, outer: string, inner: string, expired: (record: T) => boolean): void {
+  const bucket = own(own(base, outer), inner);
   if (bucket === undefined) return;
   let gone: string[] | undefined;
   for (const key in bucket) if (Object.hasOwn(bucket, key) && expired(bucket[key]!)) (gone ??= []).push(key);
   if (gone === undefined) return;
-  for (const key of gone) delete bucket[key];
-  if (Object.keys(bucket).length === 0) {
-    delete buckets[outer]![inner];
-    if (Object.keys(buckets[outer]!).length === 0) delete buckets[outer];
+  const target = draft[outer]![inner]!;
+  for (const key of gone) if (Object.hasOwn(target, key) && expired(target[key]!)) delete target[key];
+  if (Object.keys(target).length === 0) {
+    delete draft[outer]![inner];
+    if (Object.keys(draft[outer]!).length === 0) delete draft[outer];
   }
 }
 
@@ -268,13 +274,15 @@ function capExpired(record: CapRecord, now: number): boolean {
   return true;
 }
 
-function pruneCapBucket(buckets: Draft<CapRecord>, outer: string, inner: string, now: number): void {
-  pruneBucket(buckets, outer, inner, (r) => capExpired(r, now));
-  const bucket = own(own(buckets, outer), inner);
+function pruneCapBucket(draft: Draft<CapRecord>, base: Buckets<CapRecord>, outer: string, inner: string, now: number): void {
+  pruneBucket(draft, base, outer, inner, (r) => capExpired(r, now));
+  const bucket = own(own(base, outer), inner);
   if (bucket === undefined) return;
   for (const key in bucket) {
-    if (!Object.hasOwn(bucket, key)) continue;
-    const days = bucket[key]!.days as Record<string, CapDay>;
+    if (!Object.hasOwn(bucket, key) || !capHasExpiredDay(bucket[key]!, now)) continue;
+    const record = own(own(own(draft, outer), inner), key);
+    if (record === undefined) continue;
+    const days = record.days as Record<string, CapDay>;
     for (const day in days) if (Object.hasOwn(days, day) && now >= days[day]!.resetAt) delete days[day];
   }
 }
@@ -315,9 +323,9 @@ export function prune(usage: Usage, now: number): Usage {
     for (let slot = 0; slot < 256; slot++) {
       const outer = String(slot & 15);
       const inner = String(slot >>> 4);
-      pruneBucket(draft.windows as Draft<SnapshotWindow>, outer, inner, windowGone);
-      pruneBucket(draft.keys as Draft<KeyRecord>, outer, inner, keyGone);
-      pruneCapBucket(draft.caps as Draft<CapRecord>, outer, inner, now);
+      pruneBucket(draft.windows as Draft<SnapshotWindow>, usage.windows, outer, inner, windowGone);
+      pruneBucket(draft.keys as Draft<KeyRecord>, usage.keys, outer, inner, keyGone);
+      pruneCapBucket(draft.caps as Draft<CapRecord>, usage.caps, outer, inner, now);
     }
   });
 }
