@@ -6,7 +6,36 @@
  */
 import { readWindow, runCharge, runRelease } from "./charge.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
+import { fnv1a } from "./hash.js";
 import type { ReleaseTicket } from "./types.js";
+
+/**
+ * A Map in 64 shards by a hash of the key. V8 rehashes a Map whenever deletions leave it a quarter
+ * full: one Map of a million entries then stalls a call for ~100 ms while it is forgotten. Shards
+ * keep each rehash to 1/64 of the entries.
+ */
+class ShardedMap<V> {
+  private readonly shards: Map<string, V>[] = Array.from({ length: 64 }, () => new Map<string, V>());
+  size = 0;
+
+  private shard(key: string): Map<string, V> {
+    return this.shards[fnv1a(key) & 63]!;
+  }
+  get(key: string): V | undefined {
+    return this.shard(key).get(key);
+  }
+  set(key: string, value: V): void {
+    const shard = this.shard(key);
+    const before = shard.size;
+    shard.set(key, value);
+    this.size += shard.size - before;
+  }
+  delete(key: string): boolean {
+    const deleted = this.shard(key).delete(key);
+    if (deleted) this.size--;
+    return deleted;
+  }
+}
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -42,12 +71,12 @@ interface CapDay {
  * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
  */
 export class MemoryStore implements PolicyStore {
-  private readonly windows = new Map<string, WindowRecord & { expiresAt: number }>();
+  private readonly windows = new ShardedMap<WindowRecord & { expiresAt: number }>();
   /** Cap days, by `key` + NUL + day: each day counts on its own (a clock step never wipes another day's count). */
-  private readonly capDays = new Map<string, CapDay>();
+  private readonly capDays = new ShardedMap<CapDay>();
   /** Each cap key's latest charged day: a ticket of another day no longer uncounts (as the Redis store). */
   private readonly latest = new Map<string, { day: number; resetAt: number }>();
-  private readonly keys = new Map<string, KeyRecord>();
+  private readonly keys = new ShardedMap<KeyRecord>();
   private members = 0;
   private readonly expirePerCall: number;
   /** The expiry wheel: slot (expiry / SLOT_MS) → entries that may be due then; slots in a min-heap. */
