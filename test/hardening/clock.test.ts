@@ -126,3 +126,41 @@ describe("issue 8 defect 2: clock range (only times a Date can hold)", () => {
     }
   });
 });
+
+describe("issue 8 defect 1, as a property: any clock steps, back or ahead", () => {
+  it("never more than the cap per day, never a reset longer than the window, and evaluate ≡ MemoryStore", async () => {
+    const { default: fc } = await import("fast-check");
+    const { DEEP, SEED } = await import("../properties/settings.js");
+    const step = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom("send", "get") },
+      { weight: 3, arbitrary: fc.integer({ min: -3 * DAY, max: 3 * DAY }) },
+      { weight: 3, arbitrary: fc.integer({ min: -5_000, max: 5_000 }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 120 }), async (steps) => {
+        const [pure, store] = drivers(sender, roles).map((d) => d.make());
+        let now = MIDNIGHT - 30_000;
+        const perDay = new Map<number, number>();
+        let i = 0;
+        for (const s of steps) {
+          if (typeof s === "number") {
+            now += s;
+            continue;
+          }
+          const request = s === "send" ? send(i++) : get("/rate-limit");
+          const a = await pure!.check(request, now);
+          const b = await store!.check(request, now);
+          expect({ ...b, requestId: "", release: b.release && { ...b.release, member: "" } }).toEqual({ ...a, requestId: "", release: a.release && { ...a.release, member: "" } });
+          if (s === "send" && a.allowed) {
+            const day = Math.floor(now / DAY);
+            perDay.set(day, (perDay.get(day) ?? 0) + 1);
+            expect(perDay.get(day)).toBeLessThanOrEqual(25);
+          }
+          if (a.status === 429 && a.reason.rule === "budget_spent") expect(Number(a.headers["Retry-After"])).toBeLessThanOrEqual(60);
+          expect(Number(a.headers["RateLimit-Reset"])).toBeLessThanOrEqual(60);
+        }
+      }),
+      { seed: SEED, numRuns: DEEP ? 2000 : 80 },
+    );
+  }, 600_000);
+});
