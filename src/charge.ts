@@ -8,11 +8,16 @@ import type { ReleaseTicket } from "./types.js";
 
 const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
 
-/** Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). */
+/**
+ * Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). A window
+ * never starts after `now`: one started by a clock that has since stepped back is read as starting
+ * now, keeping its count, so that its reset is never further away than one window (a clock stepped
+ * back an hour, or a request stamped days ahead, cannot lock a credential out for longer).
+ */
 export function readWindow(tx: Pick<CounterTx, "window">, key: string, windowMs: number, now: number): WindowReading {
   const record = tx.window(key);
   if (record === undefined || now >= record.start + windowMs) return NO_WINDOW;
-  return { count: record.count, resetAt: record.start + windowMs };
+  return { count: record.count, resetAt: (record.start > now ? now : record.start) + windowMs };
 }
 
 /** Checks and charges one request inside a transaction. */
@@ -24,7 +29,8 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
 
   const charged = windows.map((w, i) => {
     const budget = budgets[i]!;
-    const start = w.count === 0 ? now : w.resetAt - budget.windowMs; // a window starts at its first charge
+    // a window starts at its first charge (or now, when it was stamped later: see readWindow)
+    const start = w.count === 0 ? now : w.resetAt - budget.windowMs;
     tx.setWindow(budget.key, { start, count: w.count + 1 }, budget.windowMs);
     return { count: w.count + 1, resetAt: start + budget.windowMs };
   });

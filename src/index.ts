@@ -2,7 +2,7 @@
  * newsletter-policy: for each request of a newsletter API, may it go on; which budgets and daily
  * caps it charges; and, when refused, the exact status, error body and rate-limit headers.
  */
-export { evaluate, release, emptyUsage } from "./evaluate.js";
+export { evaluate, release, emptyUsage, prune } from "./evaluate.js";
 export { createPolicy } from "./policy.js";
 export { reset } from "./reset.js";
 export { MemoryStore } from "./memory-store.js";

@@ -1,22 +1,71 @@
 /**
  * The embedded default store: counters in Maps of this process. A charge runs synchronously, so it
  * is atomic within the process. Expired windows, past days' caps and idempotency records are
- * forgotten, so memory stays bounded as credentials come and go.
+ * forgotten a few at a time on every call (an expiry wheel keyed by when each entry ends), so
+ * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
 import { readWindow, runCharge, runRelease } from "./charge.js";
 import type { ResetRequest } from "./reset.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
+import { fnv1a } from "./hash.js";
 import type { ReleaseTicket } from "./types.js";
 
-interface Expiring {
-  /** When the entry may be forgotten (ms). */
-  expiresAt: number;
+/**
+ * A Map in 64 shards by a hash of the key. V8 rehashes a Map whenever deletions leave it a quarter
+ * full: one Map of a million entries then stalls a call for ~100 ms while it is forgotten. Shards
+ * keep each rehash to 1/64 of the entries.
+ */
+class ShardedMap<V> {
+  private readonly shards: Map<string, V>[] = Array.from({ length: 64 }, () => new Map<string, V>());
+  size = 0;
+
+  private shard(key: string): Map<string, V> {
+    return this.shards[fnv1a(key) & 63]!;
+  }
+  get(key: string): V | undefined {
+    return this.shard(key).get(key);
+  }
+  set(key: string, value: V): void {
+    const shard = this.shard(key);
+    const before = shard.size;
+    shard.set(key, value);
+    this.size += shard.size - before;
+  }
+  delete(key: string): boolean {
+    const deleted = this.shard(key).delete(key);
+    if (deleted) this.size--;
+    return deleted;
+  }
+  /** Every key, shard by shard (deleting the key in hand while iterating is safe). */
+  *keys(): IterableIterator<string> {
+    for (const shard of this.shards) yield* shard.keys();
+  }
 }
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
-  /** Sweep expired entries after this many charges. Default 10 000. */
+  /**
+   * How many due entries one call may forget (default 64). Each charge creates at most five
+   * entries, so the default keeps up with any load; a call never does more than this much expiry work.
+   */
+  expirePerCall?: number;
+  /** @deprecated Since expiry became incremental this does nothing; use `expirePerCall`. */
   sweepEvery?: number;
+}
+
+/** Wheel slot width: entries due in the same second share a slot. */
+const SLOT_MS = 1000;
+/**
+ * A day of a daily cap is kept this long after it ends: it no longer counts, but a late release of
+ * one of its tickets still answers as the Redis store does (its sets expire by Redis's own clock).
+ */
+const CAP_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
+type Kind = 0 | 1 | 2; // window, cap day, idempotency record
+
+interface CapDay {
+  readonly resetAt: number;
+  readonly members: Set<string>;
 }
 
 /**
@@ -27,16 +76,23 @@ export interface MemoryStoreOptions {
  * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
  */
 export class MemoryStore implements PolicyStore {
-  private readonly windows = new Map<string, WindowRecord & Expiring>();
-  private readonly caps = new Map<string, { day: number; members: Set<string> } & Expiring>();
-  private readonly keys = new Map<string, KeyRecord>();
+  private readonly windows = new ShardedMap<WindowRecord & { expiresAt: number }>();
+  /** Cap days, by `key` + NUL + day: each day counts on its own (a clock step never wipes another day's count). */
+  private readonly capDays = new ShardedMap<CapDay>();
+  /** Each cap key's latest charged day: a ticket of another day no longer uncounts (as the Redis store). */
+  private readonly latest = new Map<string, { day: number; resetAt: number }>();
+  private readonly keys = new ShardedMap<KeyRecord>();
   private members = 0;
-  private charges = 0;
-  private readonly sweepEvery: number;
+  private readonly expirePerCall: number;
+  /** The expiry wheel: slot (expiry / SLOT_MS) → entries that may be due then; slots in a min-heap. */
+  private readonly slots = new Map<number, Array<[Kind, string]>>();
+  private readonly heap: number[] = [];
+  /** The previous call's `now`: an entry is forgotten only once both this and the current call's `now` have passed its end. */
+  private last: number | undefined;
 
-  /** @param options - `sweepEvery` (default 10 000 charges). */
+  /** @param options - `expirePerCall` (default 64). */
   constructor(options: MemoryStoreOptions = {}) {
-    this.sweepEvery = options.sweepEvery ?? 10_000;
+    this.expirePerCall = Math.max(1, Math.floor(options.expirePerCall ?? 64));
   }
 
   /**
@@ -48,7 +104,7 @@ export class MemoryStore implements PolicyStore {
    * const outcome = store.charge({ id: "req_1", now: Date.now(), budgets: [{ key: "b:general", limit: 600, windowMs: 60_000 }], refused: false });
    */
   charge(request: ChargeRequest): ChargeOutcome {
-    if (++this.charges >= this.sweepEvery) this.sweep(request.now);
+    this.expire(request.now, this.expirePerCall);
     return runCharge(this.tx, request);
   }
 
@@ -89,7 +145,8 @@ export class MemoryStore implements PolicyStore {
    */
   reset(request: ResetRequest): void {
     for (const key of request.windows) this.windows.delete(key);
-    for (const cap of request.caps) if (this.caps.get(cap.key)?.day === cap.day) this.caps.delete(cap.key);
+    // that day's count only; the idempotency records keep their charge, so a retry stays a replay
+    for (const cap of request.caps) this.capDays.delete(`${cap.key}\u0000${cap.day}`);
     if (request.idempotencyScope !== undefined) {
       const prefix = `${request.idempotencyScope}:`;
       for (const key of this.keys.keys()) if (key.startsWith(prefix)) this.keys.delete(key);
@@ -103,46 +160,125 @@ export class MemoryStore implements PolicyStore {
    * metrics.gauge("policy.memory_store.entries", store.size);
    */
   get size(): number {
-    return this.windows.size + this.caps.size + this.keys.size;
+    return this.windows.size + this.capDays.size + this.keys.size;
   }
 
   /**
-   * Forgets every entry that has expired by `now`. Runs by itself every `sweepEvery` charges.
+   * Forgets every entry that has expired by `now`, at once. Not needed for a bounded memory (every
+   * call already forgets up to `expirePerCall` due entries); for a process that goes quiet after a
+   * burst. Its work grows with the entries due, so prefer a timer over calling it per request.
    *
-   * @param now - ms since the epoch.
+   * @param now - ms since the epoch; trusted as given (a `now` days ahead forgets today's counts).
    * @example
    * setInterval(() => store.sweep(Date.now()), 60_000).unref(); // for a quiet process
    */
   sweep(now: number): void {
-    this.charges = 0;
-    for (const [key, entry] of this.windows) if (now >= entry.expiresAt) this.windows.delete(key);
-    for (const [key, entry] of this.caps) if (now >= entry.expiresAt) this.caps.delete(key);
-    for (const [key, entry] of this.keys) if (now >= entry.expiresAt) this.keys.delete(key);
+    this.last = now;
+    this.expire(now, Infinity);
+  }
+
+  private schedule(kind: Kind, key: string, expiresAt: number): void {
+    const slot = Math.ceil(expiresAt / SLOT_MS);
+    let list = this.slots.get(slot);
+    if (list === undefined) {
+      list = [];
+      this.slots.set(slot, list);
+      heapPush(this.heap, slot);
+    }
+    list.push([kind, key]);
+  }
+
+  /** Forgets up to `budget` due entries, by the time both this call and the previous one have passed. */
+  private expire(now: number, budget: number): void {
+    const settled = this.last === undefined ? now : Math.min(now, this.last);
+    this.last = now;
+    let work = 0;
+    while (work < budget && this.heap.length > 0) {
+      const slot = this.heap[0]!;
+      if (slot * SLOT_MS > settled) return;
+      const list = this.slots.get(slot)!;
+      while (work < budget && list.length > 0) {
+        const [kind, key] = list.pop()!;
+        work++;
+        // an entry given another end since (a new window under the same key) has a wheel entry for that end too
+        if (kind === 0) {
+          const entry = this.windows.get(key);
+          if (entry !== undefined && settled >= entry.expiresAt) this.windows.delete(key);
+        } else if (kind === 1) {
+          const entry = this.capDays.get(key);
+          if (entry !== undefined && settled >= entry.resetAt + CAP_KEEP_MS) this.capDays.delete(key);
+          const capKey = key.slice(0, key.lastIndexOf("\u0000"));
+          const marker = this.latest.get(capKey);
+          if (marker !== undefined && settled >= marker.resetAt + CAP_KEEP_MS) this.latest.delete(capKey);
+        } else {
+          const entry = this.keys.get(key);
+          if (entry !== undefined && settled >= entry.expiresAt) this.keys.delete(key);
+        }
+      }
+      if (list.length === 0) {
+        this.slots.delete(slot);
+        heapPop(this.heap);
+      }
+    }
   }
 
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
   private readonly tx: CounterTx = {
     window: (key) => this.windows.get(key),
     setWindow: (key, record, windowMs) => {
-      this.windows.set(key, { start: record.start, count: record.count, expiresAt: record.start + windowMs });
+      const expiresAt = record.start + windowMs;
+      const previous = this.windows.get(key);
+      this.windows.set(key, { start: record.start, count: record.count, expiresAt });
+      if (previous === undefined || previous.expiresAt !== expiresAt) this.schedule(0, key, expiresAt);
     },
-    capCount: (cap) => {
-      const entry = this.caps.get(cap.key);
-      return entry !== undefined && entry.day === cap.day ? entry.members.size : 0;
-    },
+    capCount: (cap) => this.capDays.get(`${cap.key}\u0000${cap.day}`)?.members.size ?? 0,
     addCapMember: (cap, member) => {
-      const entry = this.caps.get(cap.key);
-      if (entry !== undefined && entry.day === cap.day) entry.members.add(member);
-      else this.caps.set(cap.key, { day: cap.day, members: new Set([member]), expiresAt: cap.resetAt });
+      const dayKey = `${cap.key}\u0000${cap.day}`;
+      const entry = this.capDays.get(dayKey);
+      if (entry !== undefined) entry.members.add(member);
+      else {
+        this.capDays.set(dayKey, { resetAt: cap.resetAt, members: new Set([member]) });
+        this.schedule(1, dayKey, cap.resetAt + CAP_KEEP_MS);
+      }
+      this.latest.set(cap.key, { day: cap.day, resetAt: cap.resetAt });
     },
     removeCapMember: (key, day, member) => {
-      const entry = this.caps.get(key);
-      return entry !== undefined && entry.day === day && entry.members.delete(member);
+      const marker = this.latest.get(key);
+      if (marker !== undefined && marker.day !== day) return false;
+      return this.capDays.get(`${key}\u0000${day}`)?.members.delete(member) ?? false;
     },
     keyRecord: (key) => this.keys.get(key),
     setKeyRecord: (key, record) => {
+      const previous = this.keys.get(key);
       this.keys.set(key, record);
+      if (previous === undefined || previous.expiresAt !== record.expiresAt) this.schedule(2, key, record.expiresAt);
     },
     nextMember: () => `m${++this.members}`,
   };
+}
+
+function heapPush(heap: number[], value: number): void {
+  let i = heap.push(value) - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (heap[parent]! <= value) break;
+    heap[i] = heap[parent]!;
+    i = parent;
+  }
+  heap[i] = value;
+}
+
+function heapPop(heap: number[]): void {
+  const last = heap.pop()!;
+  if (heap.length === 0) return;
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= heap.length) break;
+    const child = left + 1 < heap.length && heap[left + 1]! < heap[left]! ? left + 1 : left;
+    if (heap[child]! >= last) break;
+    heap[i] = heap[child]!;
+    i = child;
+  }
+  heap[i] = last;
 }

@@ -15,7 +15,7 @@ import {
   type Effective,
 } from "./permissions.js";
 import { requestFingerprint } from "./fingerprint.js";
-import { normaliseRequest, queryValues, type NormalRequest } from "./request.js";
+import { normaliseRequest, queryValues, readList, type NormalRequest } from "./request.js";
 import type { CapName, Credential, Grants, Reason, Requirement, Roles } from "./types.js";
 
 /** A refusal decided before counting: its status, error fields and reason. */
@@ -204,15 +204,9 @@ function checkInput(op: CompiledOperation, request: NormalRequest): Refusal | un
   }
   const list = op.spec.list;
   if (list !== undefined) {
-    const body = request.body;
-    const value: unknown = typeof body === "object" && body !== null && Object.hasOwn(body, list.field) ? (body as Record<string, unknown>)[list.field] : undefined;
-    if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || v === "")) {
-      return invalid(list.field, `must be a list of ${list.min} to ${list.max} ${list.items} (non-empty strings)`);
-    }
-    // spec §8 other constants: at most 5 addresses, at most 500 subscribers
-    if (value.length < list.min || value.length > list.max) {
-      return invalid(list.field, `must list ${list.min} to ${list.max} ${list.items}; got ${value.length}`);
-    }
+    // spec §8 other constants: at most 5 addresses, at most 500 subscribers; read defensively (request.ts)
+    const read = readList(request.body, list);
+    if ("detail" in read) return invalid(list.field, read.detail);
   }
   return undefined;
 }

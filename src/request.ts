@@ -1,8 +1,13 @@
 /**
  * Reading the untrusted request descriptor. Nothing here throws: a descriptor of any shape becomes
  * either a normalised request or the field that made it malformed.
+ *
+ * The descriptor is read once, defensively: each field through its own property descriptor (own
+ * data properties only, so no getter and no prototype runs), inside try/catch (a Proxy's traps may
+ * throw), into plain values, with every size bounded before any work that grows with it. Whatever
+ * cannot be read is a 400 `invalid_request` naming the field. See docs/security.md for the bounds.
  */
-import type { PolicyRequest } from "./types.js";
+import type { ListField } from "./catalogue.js";
 
 /** A descriptor after normalisation. */
 export interface NormalRequest {
@@ -28,7 +33,29 @@ export interface Malformed {
   readonly path: string;
 }
 
-const MAX_PATH = 4096;
+/** Bounds on what is read of a descriptor (docs/security.md). */
+export const BOUNDS = Object.freeze({
+  /** `path`, with its query string. */
+  path: 4096,
+  /** `method`. */
+  method: 16,
+  /** Query parameters (names, counting a repeated name once per value) in `query` or the query string. */
+  queryParams: 100,
+  /** One query name. */
+  queryName: 256,
+  /** One query value. */
+  queryValue: 4096,
+  /** `newsletter`. */
+  newsletter: 256,
+  /** `idempotencyKey` (spec: 1 to 255 visible ASCII characters; longer is refused, never read further). */
+  idempotencyKey: 255,
+  /** One address in a test send's `to` (RFC 5321: 254). */
+  address: 254,
+  /** One id in a body list such as tagging's `subscribers`. */
+  listId: 255,
+});
+
+const MAX_PATH = BOUNDS.path;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
@@ -117,25 +144,151 @@ function readQueryString(text: string): Map<string, string[]> | null {
   return query;
 }
 
-function readQueryObject(query: unknown): Map<string, string[]> | string {
-  if (typeof query !== "object" || query === null || Array.isArray(query)) return "query";
-  const out = new Map<string, string[]>();
-  for (const name of Object.keys(query)) {
-    const value: unknown = (query as Record<string, unknown>)[name];
-    if (typeof value === "string") add(out, name, value);
-    else if (Array.isArray(value) && value.every((v) => typeof v === "string")) for (const v of value as string[]) add(out, name, v);
-    else return name;
+/** An own data property, read once; `UNREADABLE` when it is an accessor or a trap throws. */
+const UNREADABLE: unique symbol = Symbol("unreadable");
+
+function ownValue(object: object, name: string): unknown {
+  try {
+    const property = Object.getOwnPropertyDescriptor(object, name);
+    if (property === undefined) return undefined;
+    return "value" in property ? property.value : UNREADABLE;
+  } catch {
+    return UNREADABLE;
+  }
+}
+
+function isArray(value: unknown): boolean | typeof UNREADABLE {
+  try {
+    return Array.isArray(value); // throws for a revoked Proxy
+  } catch {
+    return UNREADABLE;
+  }
+}
+
+/**
+ * The strings of an array, read defensively: its own `length` (at most `max`) first, then each
+ * index as an own data property. A hole, a getter, a trap that throws or a non-string is refused.
+ */
+function readStrings(array: object, max: number, maxLength: number): string[] | string {
+  const length = ownValue(array, "length");
+  if (typeof length !== "number" || !Number.isInteger(length) || length < 0) return "is not a readable list";
+  if (length > max) return `has more than ${max} entries`;
+  const out: string[] = [];
+  for (let i = 0; i < length; i++) {
+    const value = ownValue(array, String(i));
+    if (typeof value !== "string") return value === undefined ? "has a hole" : "must hold strings only";
+    if (value.length > maxLength) return `has an entry longer than ${maxLength} characters`;
+    out.push(value);
   }
   return out;
 }
 
+/** The names of an object's own enumerable properties, at most `max` (counting stops there). */
+function ownNames(object: object, max: number): string[] | null {
+  const names: string[] = [];
+  try {
+    for (const name in object) {
+      if (!Object.hasOwn(object, name)) continue; // inherited (prototype) keys are not the request's
+      if (names.length === max) return null;
+      names.push(name);
+    }
+  } catch {
+    return null;
+  }
+  return names;
+}
+
+function readQueryObject(query: object): Map<string, string[]> | { param: string; detail: string } {
+  if (isArray(query) !== false) return { param: "query", detail: "must be an object of name → string or list of strings" };
+  const names = ownNames(query, BOUNDS.queryParams);
+  if (names === null) return { param: "query", detail: `must be a readable object of at most ${BOUNDS.queryParams} parameters` };
+  const out = new Map<string, string[]>();
+  let count = 0;
+  for (const name of names) {
+    const shown = name.slice(0, 64);
+    if (name.length > BOUNDS.queryName) return { param: "query", detail: `has a parameter name longer than ${BOUNDS.queryName} characters` };
+    const value = ownValue(query, name);
+    if (typeof value === "string") {
+      if (value.length > BOUNDS.queryValue) return { param: shown, detail: `must be at most ${BOUNDS.queryValue} characters` };
+      if (++count > BOUNDS.queryParams) return { param: "query", detail: `must have at most ${BOUNDS.queryParams} parameters` };
+      add(out, name, value);
+      continue;
+    }
+    if (value === null || typeof value !== "object" || isArray(value) !== true) return { param: shown, detail: "must be a string or a list of strings" };
+    const values = readStrings(value, BOUNDS.queryParams - count, BOUNDS.queryValue);
+    if (typeof values === "string") return { param: shown, detail: `must be a string or a list of strings; it ${values}` };
+    count += values.length;
+    for (const v of values) add(out, name, v);
+  }
+  return out;
+}
+
+/**
+ * A descriptor's fields, each read once into a plain value, or the first field that could not be
+ * read. Frozen; recognised by {@link normaliseRequest}, so that reading it again costs nothing.
+ */
+export interface DescriptorRead {
+  readonly method: unknown;
+  readonly path: unknown;
+  /** `query`, read into a plain Map (bounded), or why it could not be; undefined when absent. */
+  readonly query: ReadonlyMap<string, readonly string[]> | { readonly param: string; readonly detail: string } | undefined;
+  readonly idempotencyKey: unknown;
+  readonly body: unknown;
+  readonly newsletter: unknown;
+  readonly requestId: unknown;
+  /** The first field that could not be read (a getter, or a Proxy trap that threw). */
+  readonly unreadable: string | undefined;
+}
+
+const reads = new WeakSet<object>();
+const FIELDS = ["method", "path", "query", "idempotencyKey", "body", "newsletter", "requestId"] as const;
+const SHOWN: Record<(typeof FIELDS)[number], string> = {
+  method: "method",
+  path: "path",
+  query: "query",
+  idempotencyKey: "Idempotency-Key",
+  body: "body",
+  newsletter: "newsletter",
+  requestId: "requestId",
+};
+
+/**
+ * Reads a descriptor of any shape once: own data properties only, no getter run, every trap inside
+ * try/catch. Never throws.
+ */
+export function readDescriptor(input: unknown): DescriptorRead {
+  if (typeof input === "object" && input !== null && reads.has(input)) return input as DescriptorRead;
+  const out: Record<string, unknown> = { unreadable: undefined };
+  const object = typeof input === "object" && input !== null ? input : typeof input === "function" ? input : undefined;
+  for (const field of FIELDS) {
+    const value = object === undefined ? undefined : ownValue(object, field);
+    if (value === UNREADABLE) {
+      out[field] = undefined;
+      out.unreadable ??= SHOWN[field];
+    } else out[field] = value;
+  }
+  const query = out.query;
+  if (query !== undefined) {
+    out.query =
+      typeof query !== "object" || query === null
+        ? { param: "query", detail: "must be an object of name → string or list of strings" }
+        : readQueryObject(query);
+  }
+  const read = Object.freeze(out) as unknown as DescriptorRead;
+  reads.add(read);
+  return read;
+}
+
 /** Reads a descriptor of any shape. */
 export function normaliseRequest(input: unknown): NormalRequest | Malformed {
-  const request = (typeof input === "object" && input !== null ? input : {}) as Partial<Record<keyof PolicyRequest, unknown>>;
+  const request = readDescriptor(input);
   const rawMethod = request.method;
   const rawPath = request.path;
   const shownPath = typeof rawPath === "string" ? rawPath.slice(0, 200) : "?";
-  if (typeof rawMethod !== "string" || !/^[A-Za-z]{1,16}$/.test(rawMethod)) {
+  if (request.unreadable !== undefined) {
+    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shownPath };
+  }
+  if (typeof rawMethod !== "string" || rawMethod.length > BOUNDS.method || !/^[A-Za-z]{1,16}$/.test(rawMethod)) {
     return { param: "method", detail: "must be an HTTP method", method: "?", path: shownPath };
   }
   const upper = rawMethod.toUpperCase();
@@ -151,15 +304,24 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
 
   let query: ReadonlyMap<string, readonly string[]> = EMPTY_QUERY;
   if (request.query !== undefined) {
-    const read = readQueryObject(request.query);
-    if (typeof read === "string") return { param: read, detail: "must be a string or a list of strings", method, path: shownPath };
+    const read = request.query;
+    if (!(read instanceof Map)) {
+      const bad = read as { param: string; detail: string };
+      return { param: bad.param, detail: bad.detail, method, path: shownPath };
+    }
     query = read;
   } else if (mark >= 0) {
-    const read = readQueryString(withQuery.slice(mark + 1));
+    const text = withQuery.slice(mark + 1);
+    if (countParts(text) > BOUNDS.queryParams) return { param: "query", detail: `must have at most ${BOUNDS.queryParams} parameters`, method, path: shownPath };
+    const read = readQueryString(text);
     if (read === null) return { param: "query", detail: "has invalid percent-encoding", method, path: shownPath };
     query = read;
   }
 
+  const rawNewsletter = request.newsletter;
+  if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {
+    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shownPath };
+  }
   const requestId = typeof request.requestId === "string" && REQUEST_ID.test(request.requestId) ? request.requestId : undefined;
   return {
     method,
@@ -168,9 +330,51 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
     query,
     idempotencyKey: request.idempotencyKey,
     body: request.body,
-    newsletter: typeof request.newsletter === "string" && request.newsletter !== "" ? request.newsletter : undefined,
+    newsletter: typeof rawNewsletter === "string" && rawNewsletter !== "" ? rawNewsletter : undefined,
     requestId,
   };
+}
+
+/** Non-empty `&`-separated parts of a query string (at most 4096 characters: bounded by the path). */
+function countParts(text: string): number {
+  let count = 0;
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf("&", start);
+    if ((end < 0 ? text.length : end) > start) count++;
+    if (end < 0) return count;
+    start = end + 1;
+  }
+}
+
+// One address: exactly one @, something on each side, no separators (comma, semicolon, whitespace), no controls.
+// eslint-disable-next-line no-control-regex
+const ADDRESS = /^[^@,;\s\u0000-\u001f\u007f]+@[^@,;\s\u0000-\u001f\u007f]+$/u;
+
+/**
+ * A bounded list field of the JSON body (test send `to`, tagging `subscribers`), read defensively:
+ * the body and the list through own data properties only, the list's length checked against
+ * `list.max` before any entry is read, and each entry one non-empty string (one address, for a list
+ * of addresses). Never throws.
+ *
+ * @returns the entries, or why the field is invalid.
+ */
+export function readList(body: unknown, list: ListField): readonly string[] | { readonly detail: string } {
+  const addresses = list.items === "addresses";
+  const what = addresses
+    ? `must list ${list.min} to ${list.max} addresses, each one address (one string with a single @, no commas, semicolons or spaces, at most ${BOUNDS.address} characters)`
+    : `must list ${list.min} to ${list.max} ${list.items} (non-empty strings of at most ${BOUNDS.listId} characters)`;
+  const value = typeof body === "object" && body !== null ? ownValue(body, list.field) : undefined;
+  if (value === null || typeof value !== "object" || isArray(value) !== true) return { detail: what };
+  const entries = readStrings(value, list.max, addresses ? BOUNDS.address : BOUNDS.listId);
+  if (typeof entries === "string") {
+    return { detail: entries.startsWith("has more than") ? `${what}; it ${entries}` : what };
+  }
+  if (entries.length < list.min) return { detail: `${what}; got ${entries.length}` };
+  for (const entry of entries) {
+    if (entry === "" || (addresses && !ADDRESS.test(entry))) return { detail: what };
+  }
+  return entries;
 }
 
 /** The values of a query parameter, repeated or comma-separated, trimmed, empties dropped. */

@@ -12,7 +12,7 @@
 import { produce } from "immer";
 import { resolveConfig, type CompiledConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
-import { assertNow, assertUsage, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./evaluate.js";
+import { assertNow, assertUsage, capMembers, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./evaluate.js";
 import { budgetKey, capKey, dayOf, idempotencyKey, subjectOf } from "./keys.js";
 import type { Credential } from "./types.js";
 
@@ -110,12 +110,13 @@ export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   const prefix = request.idempotencyScope === undefined ? undefined : `${request.idempotencyScope}:`;
   const keys = prefix === undefined ? [] : recordsIn(usage.keys).flatMap(([key]) => (key.startsWith(prefix) ? [key] : []));
   const windows = request.windows.filter((key) => recordIn(usage.windows, key) !== undefined);
-  const caps = request.caps.filter((cap) => Object.hasOwn(usage.caps, cap.key) && usage.caps[cap.key]!.day === cap.day);
+  const caps = request.caps.filter((cap) => capMembers(snapshot, cap.key, cap.day).length > 0);
   if (keys.length === 0 && windows.length === 0 && caps.length === 0) return snapshot;
   const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
     for (const key of windows) removeIn(draft.windows, key);
     for (const key of keys) removeIn(draft.keys, key);
-    for (const cap of caps) delete draft.caps[cap.key];
+    // that day's count only; the idempotency records keep their charge, so a retry stays a replay
+    for (const cap of caps) delete recordIn<{ days: Record<string, unknown> }>(draft.caps, cap.key)!.days[String(cap.day)];
     draft.seq = usage.seq + 1;
   });
   return next as unknown as Usage;

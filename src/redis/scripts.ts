@@ -73,7 +73,9 @@ for i = 1, n do
   if s == nil or c == nil or now >= s + win then
     counts[i], resets[i] = 0, 0
   else
-    counts[i], resets[i], starts[i] = c, s + win, s
+    -- a window stamped after now (the host clock stepped back) starts now: its reset is never
+    -- longer than the window (readWindow in charge.ts)
+    counts[i], resets[i], starts[i] = c, math.min(s, now) + win, s
   end
   sizes[i] = r[3]
   if counts[i] >= limit then spent = true end
@@ -221,7 +223,7 @@ for i = 1, #KEYS do
   if s == nil or c == nil or now >= s + win then
     res[2 * i - 1], res[2 * i] = '0', '0'
   else
-    res[2 * i - 1], res[2 * i] = num(c), num(s + win + shift)
+    res[2 * i - 1], res[2 * i] = num(c), num(math.min(s, now) + win + shift)
   end
 end
 return res

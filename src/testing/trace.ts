@@ -2,7 +2,7 @@
  * Running a {@link Trace} through the pure API (`evaluate` over immer snapshots) or through a
  * stateful policy (`createPolicy` over a store), step by step, with a log of what each step saw.
  */
-import { emptyUsage, evaluate, release, usageData, type Usage } from "../evaluate.js";
+import { capMembers, emptyUsage, evaluate, release, type Usage } from "../evaluate.js";
 import { createPolicy } from "../policy.js";
 import type { PolicyStore } from "../store.js";
 import type { Credential, Decision, PolicyRequest, RateLimitStatus } from "../types.js";
@@ -138,10 +138,7 @@ export function runPureTrace(trace: Trace, options: RunTraceOptions = {}): Trace
       usage = release(usage, call.decision, call.now);
       // as a store's release(): true when the charge was still counted (the key record may change either way)
       const ticket = call.decision.release!;
-      const counted = (u: Usage) => {
-        const caps = usageData(u).caps;
-        return Object.hasOwn(caps, ticket.key) && caps[ticket.key]!.day === ticket.day && caps[ticket.key]!.members.includes(ticket.member);
-      };
+      const counted = (u: Usage) => capMembers(u, ticket.key, ticket.day).includes(ticket.member);
       next = loop.next({ uncounted: counted(before) && !counted(usage), before, after: usage } satisfies ReleaseResult);
     } else {
       next = loop.next(undefined);

@@ -42,7 +42,7 @@ describe("differential: createPolicy over MemoryStore ≡ the pure evaluate chai
     await fc.assert(
       fc.asyncProperty(arbTrace({ ...TRACE, focus: "caps" }), async (trace) => {
         const pure = runPureTrace(trace, { requestIds: true });
-        const stateful = await runPolicyTrace(trace, new MemoryStore({ sweepEvery: 7 }), { requestIds: true });
+        const stateful = await runPolicyTrace(trace, new MemoryStore({ expirePerCall: 2 }), { requestIds: true });
         expect(stateful.length).toBe(pure.length);
         pure.forEach((p, i) => {
           const s = stateful[i]!;

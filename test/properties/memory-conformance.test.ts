@@ -7,4 +7,4 @@ import { SEED, runs } from "./settings.js";
 describeStoreConformance("MemoryStore", () => new MemoryStore(), { seed: SEED, numRuns: runs(0.5) });
 
 // A sweeping MemoryStore (forgets expired entries after every charge) must behave exactly the same.
-describeStoreConformance("MemoryStore (sweeping after every charge)", () => new MemoryStore({ sweepEvery: 1 }), { seed: SEED, numRuns: runs(0.5) });
+describeStoreConformance("MemoryStore (forgetting one due entry per call)", () => new MemoryStore({ expirePerCall: 1 }), { seed: SEED, numRuns: runs(0.5) });

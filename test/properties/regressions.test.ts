@@ -25,7 +25,7 @@ describe("regressions found by the properties", () => {
     const third = evaluate(send(), { credential: sender, roles: { nl_1: "owner" }, usage: released, now: today + 2, config });
     expect(third.decision.status).toBe(429); // yesterday's release did not free today's place
 
-    for (const store of [new MemoryStore(), new MemoryStore({ sweepEvery: 1 })]) {
+    for (const store of [new MemoryStore(), new MemoryStore({ expirePerCall: 1 })]) {
       let now = DAY_START + 23 * 3_600_000;
       const policy = createPolicy({ store, config, clock: () => now });
       const yesterday = await policy.check(send(), { credential: sender, roles: { nl_1: "owner" } });

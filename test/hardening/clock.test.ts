@@ -1,0 +1,166 @@
+/**
+ * Issue 8, defects 1 and 2: clock steps and clock range. Each test is named after the defect it
+ * keeps fixed and runs through both `evaluate` and `createPolicy` over a MemoryStore.
+ */
+import { describe, expect, it } from "vitest";
+import { createPolicy, emptyUsage, evaluate, MemoryStore, PolicyConfigError, release, type Decision } from "../../src/index.js";
+import { key, post, get } from "../fixtures.js";
+import { drivers } from "./drivers.js";
+
+const DAY = 86_400_000;
+/** Midnight UTC starting 2026-11-23. */
+const MIDNIGHT = Date.UTC(2026, 10, 23);
+const sender = key({ nl_1: { sending: "write", content: "write" } });
+const roles = { nl_1: "owner" };
+const send = (i: number) => post(`/articles/a_${i}/send`, { newsletter: "nl_1" });
+
+async function sendMany(check: (r: unknown, now: number) => Promise<Decision>, n: number, now: number, from = 0): Promise<Decision[]> {
+  const out: Decision[] = [];
+  for (let i = 0; i < n; i++) out.push(await check(send(from + i), now + i));
+  return out;
+}
+
+describe("issue 8 defect 1: clock steps (caps keyed by day, windows never start after now)", () => {
+  for (const { name, make } of drivers(sender, roles)) {
+    it(`a −2 s clock step across midnight does not let 50 dispatches through on one day with cap 25 (${name})`, async () => {
+      const driver = make();
+      // the new day: 24 sends
+      const first = await sendMany(driver.check, 24, MIDNIGHT + 1000);
+      expect(first.every((d) => d.allowed)).toBe(true);
+      // the clock steps back 2 s, to the day before: one send counts toward that day
+      const back = await driver.check(send(100), MIDNIGHT - 1000);
+      expect(back.allowed).toBe(true);
+      // the clock is right again: the new day has room for one more only
+      const again = await sendMany(driver.check, 25, MIDNIGHT + 2000, 200);
+      expect(again.filter((d) => d.allowed)).toHaveLength(1);
+      expect(again.slice(1).every((d) => d.status === 429 && d.reason.rule === "daily_cap")).toBe(true);
+    });
+
+    it(`a request stamped two days ahead does not wipe today's full count (${name})`, async () => {
+      const driver = make();
+      const today = MIDNIGHT + 10 * 3600_000;
+      const full = await sendMany(driver.check, 26, today);
+      expect(full.filter((d) => d.allowed)).toHaveLength(25);
+      expect((await driver.check(send(100), today + 2 * DAY)).allowed).toBe(true);
+      const after = await sendMany(driver.check, 25, today + 60_000, 200);
+      expect(after.filter((d) => d.allowed)).toHaveLength(0);
+    });
+
+    it(`one request stamped three days ahead does not lock the credential out for days (${name})`, async () => {
+      const driver = make();
+      const today = MIDNIGHT + 10 * 3600_000;
+      expect((await driver.check(get("/rate-limit"), today + 3 * DAY)).allowed).toBe(true);
+      let refused: Decision | undefined;
+      for (let i = 0; i < 700 && refused === undefined; i++) {
+        const d = await driver.check(get("/rate-limit"), today + i);
+        if (!d.allowed) refused = d;
+      }
+      expect(refused?.status).toBe(429);
+      expect(Number(refused!.headers["Retry-After"])).toBeLessThanOrEqual(60);
+      expect(Number(refused!.headers["RateLimit-Reset"])).toBeLessThanOrEqual(60);
+      // and one window later the budget is open again
+      expect((await driver.check(get("/rate-limit"), today + 61_000)).allowed).toBe(true);
+    });
+
+    it(`a clock stepped back one hour inside a window: Retry-After and RateLimit-Reset never longer than the window (${name})`, async () => {
+      const driver = make();
+      const t = MIDNIGHT + 10 * 3600_000;
+      for (let i = 0; i < 600; i++) expect((await driver.check(get("/rate-limit"), t)).allowed).toBe(true);
+      const refused = await driver.check(get("/rate-limit"), t - 3600_000);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers["Retry-After"])).toBeLessThanOrEqual(60);
+      expect(Number(refused.headers["RateLimit-Reset"])).toBeLessThanOrEqual(60);
+      expect(Number(refused.headers["Retry-After"])).toBeGreaterThan(0);
+    });
+  }
+
+  it("a release ticket of another day than the latest charge's does not uncount (as the Redis store)", () => {
+    const credential = sender;
+    let usage = emptyUsage();
+    const first = evaluate(send(1), { credential, roles, usage, now: MIDNIGHT - 1000 });
+    usage = first.usage;
+    const next = evaluate(send(2), { credential, roles, usage, now: MIDNIGHT + 1000 });
+    usage = next.usage;
+    expect(release(usage, first.decision, MIDNIGHT + 2000)).toBe(usage);
+    expect(release(usage, next.decision, MIDNIGHT + 2000)).not.toBe(usage);
+  });
+});
+
+describe("issue 8 defect 2: clock range (only times a Date can hold)", () => {
+  const who = { credential: key({}, true), roles: {} };
+  const bad = [1e22, -1e22, 8.64e15 + 1, Number.MAX_VALUE, Infinity, NaN, "1000", 10n] as unknown[];
+
+  it("now = 1e22 is a host error, not budgets switched off: evaluate throws PolicyConfigError naming now", () => {
+    for (const now of bad) {
+      expect(() => evaluate(get("/rate-limit"), { ...who, usage: emptyUsage(), now: now as number }), String(now)).toThrow(PolicyConfigError);
+      expect(() => evaluate(get("/rate-limit"), { ...who, usage: emptyUsage(), now: now as number })).toThrow(/now/);
+    }
+  });
+
+  it("release with a now out of range throws PolicyConfigError naming now", () => {
+    const { decision, usage } = evaluate(post("/articles/a/send", { newsletter: "nl_1" }), { credential: sender, roles, usage: emptyUsage(), now: MIDNIGHT });
+    for (const now of bad) expect(() => release(usage, decision, now as number)).toThrow(/now/);
+  });
+
+  it("a clock() out of range is a host error in check, release and status, naming clock()", async () => {
+    for (const t of bad) {
+      const policy = createPolicy({ store: new MemoryStore(), clock: () => t as number });
+      await expect(policy.check(get("/rate-limit"), who)).rejects.toThrow(PolicyConfigError);
+      await expect(policy.check(get("/rate-limit"), who)).rejects.toThrow(/clock\(\)/);
+      await expect(policy.status(who.credential)).rejects.toThrow(/clock\(\)/);
+      const allowed = await createPolicy({ clock: () => MIDNIGHT }).check(post("/articles/a/send", { newsletter: "nl_1" }), { credential: sender, roles });
+      await expect(policy.release(allowed)).rejects.toThrow(/clock\(\)/);
+    }
+  });
+
+  it("the whole range a Date holds is accepted, fractions and times before 1970 included, and budgets still count there", () => {
+    for (const now of [8.64e15 - 120_000, -8.64e15, 0, -1, 1.5, MIDNIGHT + 0.25]) {
+      let usage = emptyUsage();
+      const decisions: Decision[] = [];
+      for (let i = 0; i < 601; i++) {
+        const r = evaluate(get("/rate-limit"), { ...who, usage, now });
+        usage = r.usage;
+        decisions.push(r.decision);
+      }
+      expect(decisions.filter((d) => d.allowed), String(now)).toHaveLength(600);
+    }
+  });
+});
+
+describe("issue 8 defect 1, as a property: any clock steps, back or ahead", () => {
+  it("never more than the cap per day, never a reset longer than the window, and evaluate ≡ MemoryStore", async () => {
+    const { default: fc } = await import("fast-check");
+    const { DEEP, SEED } = await import("../properties/settings.js");
+    const step = fc.oneof(
+      { weight: 6, arbitrary: fc.constantFrom("send", "get") },
+      { weight: 3, arbitrary: fc.integer({ min: -3 * DAY, max: 3 * DAY }) },
+      { weight: 3, arbitrary: fc.integer({ min: -5_000, max: 5_000 }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 120 }), async (steps) => {
+        const [pure, store] = drivers(sender, roles).map((d) => d.make());
+        let now = MIDNIGHT - 30_000;
+        const perDay = new Map<number, number>();
+        let i = 0;
+        for (const s of steps) {
+          if (typeof s === "number") {
+            now += s;
+            continue;
+          }
+          const request = s === "send" ? send(i++) : get("/rate-limit");
+          const a = await pure!.check(request, now);
+          const b = await store!.check(request, now);
+          expect({ ...b, requestId: "", release: b.release && { ...b.release, member: "" } }).toEqual({ ...a, requestId: "", release: a.release && { ...a.release, member: "" } });
+          if (s === "send" && a.allowed) {
+            const day = Math.floor(now / DAY);
+            perDay.set(day, (perDay.get(day) ?? 0) + 1);
+            expect(perDay.get(day)).toBeLessThanOrEqual(25);
+          }
+          if (a.status === 429 && a.reason.rule === "budget_spent") expect(Number(a.headers["Retry-After"])).toBeLessThanOrEqual(60);
+          expect(Number(a.headers["RateLimit-Reset"])).toBeLessThanOrEqual(60);
+        }
+      }),
+      { seed: SEED, numRuns: DEEP ? 2000 : 80 },
+    );
+  }, 600_000);
+});
