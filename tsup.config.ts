@@ -3,10 +3,10 @@ import { defineConfig } from "tsup";
 export default defineConfig([
   {
     entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts",
-      "adapters/node": "src/adapters/node.ts",
-      "adapters/express": "src/adapters/express.ts",
-      "adapters/fastify": "src/adapters/fastify.ts",
-      "adapters/hono": "src/adapters/hono.ts",
+      "node/index": "src/adapters/node.ts",
+      "express/index": "src/adapters/express.ts",
+      "fastify/index": "src/adapters/fastify.ts",
+      "hono/index": "src/adapters/hono.ts",
     },
     format: ["esm", "cjs"],
     // One copy of the shared code for both formats: without it the CJS build inlines the core into

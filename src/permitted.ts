@@ -74,7 +74,7 @@ function probe(op: CompiledOperation, newsletter: string, query: string): Policy
     method: op.spec.method,
     path: query === "" ? path : `${path}?${query}`,
     newsletter,
-    ...(list === undefined ? {} : { body: { [list.field]: Array.from({ length: Math.max(1, list.min) }, (_, i) => `${list.items.replace(/\W+/g, "_")}_${i}`) } }),
+    ...(list === undefined ? {} : { body: { [list.field]: Array.from({ length: Math.max(1, list.min) }, (_, i) => `probe_${i}@example.com`) /* one address each: a valid address and a valid id */ } }),
   };
 }
 

@@ -71,7 +71,7 @@ export interface Policy {
    * @param who - the credential and its owner's current roles, from the host's authentication.
    * @returns the decision: set `headers` on every response; when `allowed` is false answer with
    *   `status` and `body`. Never rejects for a refusal; a store failure is a 503 decision (or fails open).
-   * @throws PolicyConfigError for host mistakes only: a credential or roles that are not what they must be, a clock that is not finite.
+   * @throws PolicyConfigError for host mistakes only: a credential or roles that are not what they must be, a clock reading that is not a time a `Date` can hold.
    * @example
    * const decision = await policy.check({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" }, { credential, roles: { nl_1: "owner" } });
    * if (!decision.allowed) return reply(decision.status, decision.headers, decision.body);

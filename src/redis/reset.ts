@@ -15,7 +15,8 @@ export function indexKey(scope: string): string {
 
 /**
  * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index set].
- * ARGV: 1 clock (h|r), 2 now, 3 n, 4 m, 5 index (1|0), then day_j, offset_j per cap.
+ * ARGV: 1 clock (h|r), 2 now, 3 n, 4 m, 5 index (1|0), 6 move a day's members aside (1: Redis
+ *   Cluster, see below | 0), then day_j, offset_j per cap.
  * Reply: 1.
  */
 const source = `
@@ -33,15 +34,15 @@ end
 local n, m = tonumber(ARGV[3]), tonumber(ARGV[4])
 for i = 1, n do redis.call('DEL', KEYS[i]) end
 for j = 1, m do
-  local day = tonumber(ARGV[4 + 2 * j])
+  local day = tonumber(ARGV[5 + 2 * j])
   -- with Redis's clock, today is Redis's today (as the charge script counts it)
-  if ARGV[1] == 'r' then day = math.floor((now + tonumber(ARGV[5 + 2 * j])) / 86400000) end
-  -- the day's members move aside to '<set>:r' rather than vanish: they count toward nothing, but a
-  -- Redis Cluster store still finds there that a key's charge was made (a retry of it stays a replay,
-  -- as in MemoryStore, whose idempotency record keeps the charge)
+  if ARGV[1] == 'r' then day = math.floor((now + tonumber(ARGV[6 + 2 * j])) / 86400000) end
+  -- with a cluster the day's members move aside to '<set>:r' rather than vanish: they count toward
+  -- nothing, but the cluster store still finds there that a key's charge was made (a retry of it
+  -- stays a replay, as in MemoryStore and a single primary, whose idempotency records keep the charge)
   local set = KEYS[n + j] .. ':' .. num(day)
   local ttl = redis.call('PTTL', set)
-  if ttl > 0 then
+  if ARGV[6] == '1' and ttl > 0 then
     redis.call('SUNIONSTORE', set .. ':r', set .. ':r', set)
     redis.call('PEXPIRE', set .. ':r', ttl)
   end
@@ -65,12 +66,13 @@ export const RESET: Script = { source, sha: createHash("sha1").update(source).di
  * The keys and arguments of one reset call.
  *
  * @param redisKey - a store key as the store names it in Redis (its prefix, and its hash tag with a cluster).
+ * @param cluster - the store is a cluster store: a day's members are moved aside, not deleted.
  */
-export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", request: ResetRequest, now: number): { keys: string[]; args: string[] } {
+export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", request: ResetRequest, now: number, cluster = false): { keys: string[]; args: string[] } {
   const keys = [...request.windows.map(redisKey), ...request.caps.map((c) => redisKey(c.key))];
   const scope = request.idempotencyScope;
   if (scope !== undefined) keys.push(redisKey(indexKey(scope)));
-  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1"];
+  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1", cluster ? "1" : "0"];
   for (const cap of request.caps) args.push(String(cap.day), String(cap.offsetMs));
   return { keys, args };
 }

@@ -402,7 +402,7 @@ export class RedisStore implements PolicyStore {
     const parts = this.cluster ? bySlot(request) : new Map([["", request]]);
     await Promise.all(
       [...parts].map(([tag, part]) => {
-        const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, part, now);
+        const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, part, now, this.cluster);
         return keys.length === 0 ? undefined : this.link.run(RESET, "reset", keys, args);
       }),
     );
