@@ -16,7 +16,9 @@ const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
  */
 export function readWindow(tx: Pick<CounterTx, "window">, key: string, windowMs: number, now: number): WindowReading {
   const record = tx.window(key);
-  if (record === undefined || now >= record.start + windowMs) return NO_WINDOW;
+  // ended by its size now, or by the size it was last charged with (a plan that grew the window after
+  // it ended does not reopen it: every store forgets a window when that size says it ended)
+  if (record === undefined || now >= record.start + windowMs || (record.expiresAt !== undefined && now >= record.expiresAt)) return NO_WINDOW;
   return { count: record.count, resetAt: (record.start > now ? now : record.start) + windowMs };
 }
 

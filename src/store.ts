@@ -112,6 +112,11 @@ export interface KeyRecord {
 export interface WindowRecord {
   readonly start: number;
   readonly count: number;
+  /**
+   * start + the window's size when it was last charged. A window ends at the earlier of this and
+   * start + the size it is read with: a plan that grows the window after it ended does not reopen it.
+   */
+  readonly expiresAt?: number;
 }
 
 /**

@@ -68,9 +68,10 @@ local counts, resets, starts, sizes, spent = {}, {}, {}, {}, false
 for i = 1, n do
   local limit, win = tonumber(ARGV[15 + 2 * i]), tonumber(ARGV[16 + 2 * i])
   local r = redis.call('HMGET', KEYS[2 + i], 's', 'c', 'w')
-  local s, c = tonumber(r[1]), tonumber(r[2])
-  -- readWindow: a window is open until start + window (fixed windows, DESIGN §4)
-  if s == nil or c == nil or now >= s + win then
+  local s, c, w = tonumber(r[1]), tonumber(r[2]), tonumber(r[3])
+  -- readWindow (charge.ts): a window is open until start + window (fixed windows), and no longer than
+  -- start + the size it was last charged with ('w')
+  if s == nil or c == nil or now >= s + win or (w ~= nil and now >= s + w) then
     counts[i], resets[i] = 0, 0
   else
     -- a window stamped after now (the host clock stepped back) starts now: its reset is never
@@ -218,9 +219,9 @@ local shift = tonumber(ARGV[2]) - now
 local res = {}
 for i = 1, #KEYS do
   local win = tonumber(ARGV[2 + i])
-  local r = redis.call('HMGET', KEYS[i], 's', 'c')
-  local s, c = tonumber(r[1]), tonumber(r[2])
-  if s == nil or c == nil or now >= s + win then
+  local r = redis.call('HMGET', KEYS[i], 's', 'c', 'w')
+  local s, c, w = tonumber(r[1]), tonumber(r[2]), tonumber(r[3])
+  if s == nil or c == nil or now >= s + win or (w ~= nil and now >= s + w) then
     res[2 * i - 1], res[2 * i] = '0', '0'
   else
     res[2 * i - 1], res[2 * i] = num(c), num(math.min(s, now) + win + shift)
