@@ -26,7 +26,8 @@
  */
 import { createMongoAbility, subject } from "@casl/ability";
 
-type MongoAbility = ReturnType<typeof createMongoAbility>;
+/** What `createMongoAbility()` returns (CASL's own `MongoAbility` type is narrower than that return type). */
+type Ability = ReturnType<typeof createMongoAbility>;
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type Usage } from "../src/index.js";
 
@@ -147,17 +148,18 @@ function rlfPair(points = 1e9, duration = WINDOW_S, tag = "") {
 
 /** CASL, one cached ability per credential, built from the credential's grants and the caller's roles. */
 function caslCheck() {
-  const cache = new Map<string, MongoAbility>();
-  const abilityOf = (credential: Credential): MongoAbility => {
-    let ability = cache.get(credential.id);
-    if (!ability) {
+  const cache = new Map<string, Ability>();
+  const abilityOf = (credential: Credential): Ability => {
+    const cached = cache.get(credential.id);
+    if (cached) return cached;
+    {
       const readable = Object.entries(credential.newsletters ?? {})
         .filter(([nl, g]) => (g as { audience?: string }).audience !== undefined && nl in roles)
         .map(([nl]) => nl);
-      ability = createMongoAbility([{ action: "read", subject: "Subscriber", conditions: { newsletter: { $in: readable } } }]);
+      const ability = createMongoAbility([{ action: "read", subject: "Subscriber", conditions: { newsletter: { $in: readable } } }]);
       cache.set(credential.id, ability);
+      return ability;
     }
-    return ability;
   };
   return (credential: Credential, newsletter: string): boolean => abilityOf(credential).can("read", subject("Subscriber", { newsletter }));
 }
