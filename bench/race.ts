@@ -1,0 +1,489 @@
+/**
+ * `npm run bench` (first part): the performance race of issue 10, in ONE process.
+ *
+ * Contenders, each deciding the same allowed audience read
+ * (`GET /newsletters/nl_1/subscribers?limit=100`, two budgets: general + audience) for 1 000
+ * credentials in rotation (never one hot key):
+ *
+ * - ours: `policy.check` over MemoryStore (allowed; refused 429; refused 403), pure `evaluate` with a
+ *   snapshot of 1, 1 000 and 100 000 credentials;
+ * - the peer composite a host would otherwise write: rate-limiter-flexible `RateLimiterMemory` × 2
+ *   (general + audience; `reward` general when audience refuses) plus CASL
+ *   `ability.can('read', subject('Subscriber', { newsletter }))` with a cached ability per credential;
+ * - each peer alone (rlf two budgets; CASL alone);
+ * - a hand-written floor: nested `Map`, two fixed-window counters, grant ∧ role lookup.
+ *
+ * Method: ROUNDS (≥ 7) interleaved rounds, the order forward on even rounds and reversed on odd ones;
+ * every ratio is the median of the per-round ratios (both sides measured in the same round, so a
+ * busy machine slows both alike); absolute µs are printed with their spread (min–max over rounds).
+ * Then the 1M-credential row (check vs rlf two budgets, both pre-filled with 1M credentials) and heap
+ * per active credential at 1k, 100k and 1M before and after the windows end (needs `--expose-gc`).
+ *
+ * Environment: BENCH_ROUNDS (7), BENCH_N (40 000 decisions per contender per round),
+ * BENCH_BIG (100 000 credentials in the big snapshot), BENCH_MILLION (1 000 000),
+ * BENCH_PHASES ("race,million,memory"), BENCH_ONLY=<row id> (run one contender for BENCH_SECONDS,
+ * for `node --cpu-prof`; ids: check, check429, check403, eval1, eval1k, eval100k, composite, rlf, casl, floor).
+ */
+import { createMongoAbility, subject } from "@casl/ability";
+
+/** What `createMongoAbility()` returns (CASL's own `MongoAbility` type is narrower than that return type). */
+type Ability = ReturnType<typeof createMongoAbility>;
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type Usage } from "../src/index.js";
+
+const ROUNDS = Math.max(7, Number(process.env.BENCH_ROUNDS ?? 7));
+const N = Number(process.env.BENCH_N ?? 40_000);
+const CREDENTIALS = 1_000;
+const BIG = Number(process.env.BENCH_BIG ?? 100_000);
+const MILLION = Number(process.env.BENCH_MILLION ?? 1_000_000);
+const PHASES = new Set((process.env.BENCH_PHASES ?? "race,million,memory").split(","));
+const ONLY = process.env.BENCH_ONLY;
+const T0 = Date.UTC(2026, 10, 22, 10);
+const WINDOW_S = 60;
+
+const docsUrl = "https://bench.invalid/errors";
+const big = defineConfig({ docsUrl, budgets: { general: { limit: 1e9, window: WINDOW_S }, audience: { limit: 1e9, window: WINDOW_S } } });
+const spent = defineConfig({ docsUrl, budgets: { general: { limit: 1e9, window: 3600 }, audience: { limit: 1, window: 3600 } } });
+const roles = { nl_1: "owner" } as const;
+const read = { method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" };
+const forbidden = { method: "GET", path: "/newsletters/nl_1/articles" }; // needs content: read → 403 (general charged)
+const grant = { nl_1: { audience: "read" } } as const;
+const makeCredentials = (n: number, tag = "key"): Credential[] => Array.from({ length: n }, (_, i) => ({ id: `${tag}_${i}`, kind: "api_key", newsletters: grant }));
+const creds = makeCredentials(CREDENTIALS);
+
+function expectStatus(want: number, got: number, who: string): void {
+  if (got !== want) throw new Error(`bench ${who}: expected ${want}, got ${got}`);
+}
+
+// ---------------------------------------------------------------- contenders
+
+type Run = (i: number) => unknown;
+interface Contender {
+  id: string;
+  name: string;
+  /** decisions per round: N, or fewer for the slow big snapshot */
+  n: number;
+  run: Run;
+}
+
+/** ours: policy.check over MemoryStore; the injected clock moves 1 ms per decision (windows roll as in life). */
+function oursCheck(): Contender {
+  let now = T0;
+  const policy = createPolicy({ store: new MemoryStore(), config: big, clock: () => ++now });
+  return {
+    id: "check",
+    name: "ours policy.check allowed (MemoryStore)",
+    n: N,
+    run: async (i) => expectStatus(200, (await policy.check(read, { credential: creds[i % CREDENTIALS]!, roles })).status, "check"),
+  };
+}
+
+async function oursCheck429(): Promise<Contender> {
+  const policy = createPolicy({ store: new MemoryStore(), config: spent, clock: () => T0 });
+  for (const credential of creds) await policy.check(read, { credential, roles }); // spend audience for each
+  return {
+    id: "check429",
+    name: "ours policy.check refused 429 (audience spent)",
+    n: N,
+    run: async (i) => {
+      expectStatus(429, (await policy.check(read, { credential: creds[i % CREDENTIALS]!, roles })).status, "check429");
+    },
+  };
+}
+
+function oursCheck403(): Contender {
+  let now = T0;
+  const policy = createPolicy({ store: new MemoryStore(), config: big, clock: () => ++now });
+  return {
+    id: "check403",
+    name: "ours policy.check refused 403 (no content grant)",
+    n: N,
+    run: async (i) => expectStatus(403, (await policy.check(forbidden, { credential: creds[i % CREDENTIALS]!, roles })).status, "check403"),
+  };
+}
+
+/** A snapshot that has seen `count` credentials (each charged once), built with evaluate itself. */
+function snapshotOf(list: readonly Credential[]): Usage {
+  let usage = emptyUsage();
+  for (const credential of list) usage = evaluate(read, { credential, roles, usage, now: T0, config: big }).usage;
+  return usage;
+}
+
+function oursEvaluate(id: string, name: string, list: readonly Credential[], n: number): Contender {
+  let usage = snapshotOf(list);
+  let now = T0;
+  return {
+    id,
+    name,
+    n,
+    run: (i) => {
+      const r = evaluate(read, { credential: list[i % list.length]!, roles, usage, now: ++now, config: big });
+      usage = r.usage;
+      expectStatus(200, r.decision.status, id);
+    },
+  };
+}
+
+/** rate-limiter-flexible, two budgets, all or nothing. Returns true when both budgets took the point. */
+function rlfPair(points = 1e9, duration = WINDOW_S, tag = "") {
+  const general = new RateLimiterMemory({ points, duration, keyPrefix: `g${tag}` });
+  const audience = new RateLimiterMemory({ points, duration, keyPrefix: `a${tag}` });
+  return async (key: string): Promise<boolean> => {
+    try {
+      await general.consume(key);
+    } catch (refusal) {
+      if (refusal instanceof RateLimiterRes) return false;
+      throw refusal;
+    }
+    try {
+      await audience.consume(key);
+      return true;
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal;
+      await general.reward(key);
+      return false;
+    }
+  };
+}
+
+/** CASL, one cached ability per credential, built from the credential's grants and the caller's roles. */
+function caslCheck() {
+  const cache = new Map<string, Ability>();
+  const abilityOf = (credential: Credential): Ability => {
+    const cached = cache.get(credential.id);
+    if (cached) return cached;
+    {
+      const readable = Object.entries(credential.newsletters ?? {})
+        .filter(([nl, g]) => (g as { audience?: string }).audience !== undefined && nl in roles)
+        .map(([nl]) => nl);
+      const ability = createMongoAbility([{ action: "read", subject: "Subscriber", conditions: { newsletter: { $in: readable } } }]);
+      cache.set(credential.id, ability);
+      return ability;
+    }
+  };
+  return (credential: Credential, newsletter: string): boolean => abilityOf(credential).can("read", subject("Subscriber", { newsletter }));
+}
+
+function composite(): Contender {
+  const charge = rlfPair();
+  const can = caslCheck();
+  return {
+    id: "composite",
+    name: "peer composite: rlf Memory ×2 + CASL",
+    n: N,
+    run: async (i) => {
+      const credential = creds[i % CREDENTIALS]!;
+      if (!can(credential, "nl_1")) throw new Error("composite: 403");
+      if (!(await charge(credential.id))) throw new Error("composite: 429");
+    },
+  };
+}
+
+function rlfAlone(): Contender {
+  const charge = rlfPair();
+  return {
+    id: "rlf",
+    name: "peer alone: rlf RateLimiterMemory ×2",
+    n: N,
+    run: async (i) => {
+      if (!(await charge(creds[i % CREDENTIALS]!.id))) throw new Error("rlf: 429");
+    },
+  };
+}
+
+function caslAlone(): Contender {
+  const can = caslCheck();
+  return {
+    id: "casl",
+    name: "peer alone: CASL ability.can (cached)",
+    n: N,
+    run: (i) => {
+      if (!can(creds[i % CREDENTIALS]!, "nl_1")) throw new Error("casl: 403");
+    },
+  };
+}
+
+/** The floor: what a careful host writes by hand. Nested Map, two fixed-window counters, grant ∧ role. */
+export class Floor {
+  readonly counters = new Map<string, Map<string, { start: number; count: number }>>();
+  private charges = 0;
+  constructor(
+    private readonly limits: { general: number; audience: number },
+    private readonly windowMs: number,
+    private readonly sweepEvery = 10_000,
+  ) {}
+  decide(credential: Credential, rolesOf: Record<string, string>, newsletter: string, now: number): 200 | 403 | 429 {
+    const g = credential.newsletters?.[newsletter] as { audience?: string } | undefined;
+    if (!(g?.audience === "read" || g?.audience === "write") || rolesOf[newsletter] === undefined) return 403;
+    if (++this.charges >= this.sweepEvery) this.sweep(now);
+    let budgets = this.counters.get(credential.id);
+    if (!budgets) this.counters.set(credential.id, (budgets = new Map()));
+    const start = now - (now % this.windowMs);
+    let general = budgets.get("general");
+    let audience = budgets.get("audience");
+    if (!general || general.start !== start) budgets.set("general", (general = { start, count: 0 }));
+    if (!audience || audience.start !== start) budgets.set("audience", (audience = { start, count: 0 }));
+    if (general.count >= this.limits.general || audience.count >= this.limits.audience) return 429;
+    general.count++;
+    audience.count++;
+    return 200;
+  }
+  sweep(now: number): void {
+    this.charges = 0;
+    for (const [id, budgets] of this.counters) {
+      for (const [name, c] of budgets) if (now >= c.start + this.windowMs) budgets.delete(name);
+      if (budgets.size === 0) this.counters.delete(id);
+    }
+  }
+}
+
+function floor(): Contender {
+  const f = new Floor({ general: 1e9, audience: 1e9 }, WINDOW_S * 1000);
+  let now = T0;
+  return {
+    id: "floor",
+    name: "floor: nested Map, 2 counters, grant ∧ role",
+    n: N,
+    run: (i) => expectStatus(200, f.decide(creds[i % CREDENTIALS]!, roles, "nl_1", ++now), "floor"),
+  };
+}
+
+// ---------------------------------------------------------------- measuring
+
+async function timeRun(c: Contender, n = c.n, offset = 0): Promise<number> {
+  const start = process.hrtime.bigint();
+  for (let i = offset; i < offset + n; i++) {
+    const r = c.run(i);
+    if (r instanceof Promise) await r;
+  }
+  return Number(process.hrtime.bigint() - start) / 1e3 / n; // µs per decision
+}
+
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const spread = (xs: readonly number[]): string => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
+const fmt = (x: number, digits = 2) => x.toFixed(digits);
+const load = async () => (await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ");
+
+/** Interleaved rounds over `contenders`; returns µs per decision per round for each id. */
+async function rounds(contenders: Contender[], roundCount: number): Promise<Map<string, number[]>> {
+  const samples = new Map<string, number[]>(contenders.map((c) => [c.id, []]));
+  const offsets = new Map<string, number>(contenders.map((c) => [c.id, 0]));
+  for (const c of contenders) await timeRun(c, Math.min(c.n, 5_000), 0); // warm up
+  for (let r = 0; r < roundCount; r++) {
+    const order = r % 2 === 0 ? contenders : [...contenders].reverse();
+    for (const c of order) {
+      const off = offsets.get(c.id)!;
+      samples.get(c.id)!.push(await timeRun(c, c.n, off));
+      offsets.set(c.id, off + c.n);
+    }
+  }
+  return samples;
+}
+
+/** Median over rounds of a ÷ b (per-round ratio of µs per decision). */
+const ratio = (s: Map<string, number[]>, a: string, b: string): number => median(s.get(a)!.map((x, r) => x / s.get(b)![r]!));
+
+// ---------------------------------------------------------------- phase 1: the race at 1 000 credentials
+
+async function race(): Promise<void> {
+  const t = performance.now();
+  const bigList = makeCredentials(BIG, "big");
+  const e100k = oursEvaluate("eval100k", `ours evaluate, ${BIG.toLocaleString("en")} credentials in snapshot`, bigList, Math.max(200, Math.floor(N / 20)));
+  const buildSeconds = (performance.now() - t) / 1e3;
+  const contenders = [
+    oursCheck(),
+    await oursCheck429(),
+    oursCheck403(),
+    oursEvaluate("eval1", "ours evaluate, 1 credential in snapshot", creds.slice(0, 1), N),
+    oursEvaluate("eval1k", "ours evaluate, 1 000 credentials in snapshot", creds, N),
+    e100k,
+    composite(),
+    rlfAlone(),
+    caslAlone(),
+    floor(),
+  ];
+  console.log(`\n== race: ${ROUNDS} interleaved rounds (forward, reversed, …), ${N.toLocaleString("en")} decisions per contender per round, ${CREDENTIALS.toLocaleString("en")} credentials rotating`);
+  console.log(`(building the ${BIG.toLocaleString("en")}-credential snapshot with evaluate took ${fmt(buildSeconds, 1)} s: ${fmt((buildSeconds * 1e6) / BIG, 1)} µs per credential added on average)`);
+  const s = await rounds(contenders, ROUNDS);
+  console.log(`\n${"contender".padEnd(52)} ${"µs/decision".padStart(12)}  spread over rounds (min–max)`);
+  for (const c of contenders) console.log(`${c.name.padEnd(52)} ${fmt(median(s.get(c.id)!)).padStart(12)}  ${spread(s.get(c.id)!)}`);
+
+  const r = (a: string, b: string) => ratio(s, a, b);
+  const vsPeer = r("check", "composite");
+  console.log(`\n${"issue 10 row".padEnd(70)} ${"today".padStart(22)}  goal`);
+  const row = (label: string, today: string, goal: string) => console.log(`${label.padEnd(70)} ${today.padStart(22)}  ${goal}`);
+  row("policy.check allowed, 1 000 credentials ÷ peer composite", vsPeer >= 1 ? `${fmt(vsPeer)}× slower` : `${fmt(1 / vsPeer)}× faster`, "≥ 3× faster");
+  row("policy.check ÷ floor", `${fmt(r("check", "floor"), 1)}×`, "≤ 10×");
+  row("refused 429 ÷ allowed, 403 ÷ allowed", `${fmt(r("check429", "check"))}×, ${fmt(r("check403", "check"))}×`, "≤ 1.1×");
+  row("pure evaluate (1 credential) ÷ policy.check", `${fmt(r("eval1", "check"))}×`, "≤ 2×");
+  row("evaluate, 1 000 credentials in the snapshot ÷ 1", `${fmt(r("eval1k", "eval1"))}×`, "≤ 1.2×");
+  row(`evaluate, ${BIG.toLocaleString("en")} credentials in the snapshot ÷ 1`, `${fmt(r("eval100k", "eval1"))}× (${fmt(median(s.get("eval100k")!))} µs)`, "≤ 1.5×");
+  console.log("\nalso: peer composite ÷ rlf alone " + fmt(r("composite", "rlf")) + "×, CASL alone ÷ composite " + fmt(r("casl", "composite")) + "×, check ÷ rlf alone " + fmt(r("check", "rlf")) + "×");
+  console.log(`load average at the end of the race: ${await load()}`);
+}
+
+// ---------------------------------------------------------------- phase 2: 1M credentials
+
+async function million(): Promise<void> {
+  const list = makeCredentials(MILLION, "m");
+  let now = T0;
+  const policy = createPolicy({ store: new MemoryStore(), config: big, clock: () => now });
+  const charge = rlfPair(1e9, 3600, "m");
+  const t = performance.now();
+  for (const credential of list) await policy.check(read, { credential, roles }); // pre-fill: every credential active
+  const fillOurs = (performance.now() - t) / 1e3;
+  const t2 = performance.now();
+  for (const credential of list) await charge(credential.id);
+  const fillRlf = (performance.now() - t2) / 1e3;
+  const n = Math.min(N, MILLION);
+  // rotate through all 1M credentials with a large stride, so that each decision hits a cold key
+  const pick = (i: number) => list[(i * 7919) % MILLION]!;
+  const contenders: Contender[] = [
+    {
+      id: "check1m",
+      name: `ours policy.check, ${MILLION.toLocaleString("en")} credentials active`,
+      n,
+      run: async (i) => {
+        now = T0 + Math.floor(i / 100); // 1 ms per 100 decisions: the windows stay open for the whole phase
+        expectStatus(200, (await policy.check(read, { credential: pick(i), roles })).status, "check1m");
+      },
+    },
+    {
+      id: "rlf1m",
+      name: `rlf RateLimiterMemory ×2, ${MILLION.toLocaleString("en")} keys active`,
+      n,
+      run: async (i) => {
+        if (!(await charge(pick(i).id))) throw new Error("rlf1m: 429");
+      },
+    },
+  ];
+  console.log(`\n== ${MILLION.toLocaleString("en")} credentials: pre-fill ours ${fmt(fillOurs, 1)} s, rlf ${fmt(fillRlf, 1)} s; ${ROUNDS} interleaved rounds of ${n.toLocaleString("en")}`);
+  const s = await rounds(contenders, ROUNDS);
+  for (const c of contenders) console.log(`${c.name.padEnd(52)} ${fmt(median(s.get(c.id)!)).padStart(12)}  ${spread(s.get(c.id)!)}`);
+  const q = ratio(s, "check1m", "rlf1m");
+  console.log(`${"policy.check at 1M credentials ÷ rlf two budgets alone at 1M".padEnd(70)} ${(q >= 1 ? `${fmt(q)}× slower` : `${fmt(1 / q)}× faster`).padStart(22)}  faster (≤ 1×)`);
+  console.log(`load average: ${await load()}`);
+}
+
+// ---------------------------------------------------------------- phase 3: heap per active credential
+
+const gc = (globalThis as { gc?: () => void }).gc;
+function heap(): number {
+  gc!();
+  gc!();
+  return process.memoryUsage().heapUsed;
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Heap {
+  active: number;
+  expired: number;
+  note?: string;
+}
+
+async function heapOurs(list: readonly Credential[]): Promise<Heap> {
+  let now = T0;
+  const before = heap();
+  const store = new MemoryStore();
+  const policy = createPolicy({ store, config: big, clock: () => now });
+  for (const credential of list) await policy.check(read, { credential, roles });
+  const active = (heap() - before) / list.length;
+  now = T0 + 2 * WINDOW_S * 1000 + 1000; // past the window (and the one after it)
+  for (let i = 0; i < 10_000; i++) await policy.check(read, { credential: list[0]!, roles }); // sweepEvery default: expiry runs
+  const expired = (heap() - before) / list.length;
+  void policy;
+  return { active, expired };
+}
+
+async function heapRlf(list: readonly Credential[]): Promise<Heap> {
+  // rlf expires with real timers (one setTimeout per key): a short window, then wait it out
+  const duration = list.length >= 1_000_000 ? 30 : 8;
+  const before = heap();
+  const charge = rlfPair(1e9, duration, `h${list.length}`);
+  const t = performance.now();
+  for (const credential of list) await charge(credential.id);
+  const filled = performance.now() - t;
+  const active = (heap() - before) / list.length;
+  await sleep(duration * 1000 + 1500); // from the end of the fill: the last key's timer has fired
+  await charge(list[0]!.id);
+  const expired = (heap() - before) / list.length;
+  void charge;
+  return { active, expired, note: filled > duration * 1000 ? `fill took ${fmt(filled / 1e3, 1)} s > window ${duration} s: active figure understated` : undefined };
+}
+
+async function heapFloor(list: readonly Credential[]): Promise<Heap> {
+  const before = heap();
+  const f = new Floor({ general: 1e9, audience: 1e9 }, WINDOW_S * 1000);
+  for (const credential of list) f.decide(credential, roles, "nl_1", T0);
+  const active = (heap() - before) / list.length;
+  for (let i = 0; i < 10_000; i++) f.decide(list[0]!, roles, "nl_1", T0 + 2 * WINDOW_S * 1000 + 1000);
+  const expired = (heap() - before) / list.length;
+  void f;
+  return { active, expired };
+}
+
+async function memory(): Promise<void> {
+  if (!gc) {
+    console.log("\n== heap per active credential: skipped (run node with --expose-gc)");
+    return;
+  }
+  console.log(`\n== heap per active credential (two budgets charged once each), bytes; 'after' = clock past the window + enough calls for expiry to run`);
+  console.log(`${"credentials".padStart(12)}  ${"MemoryStore".padStart(22)}  ${"rlf Memory ×2".padStart(22)}  ${"floor".padStart(22)}`);
+  console.log(`${"".padStart(12)}  ${"active / after".padStart(22)}  ${"active / after".padStart(22)}  ${"active / after".padStart(22)}`);
+  const sizes = [1_000, 100_000, MILLION];
+  for (const size of sizes) {
+    const list = makeCredentials(size, `h${size}`); // allocated before each baseline: not counted
+    const cells: string[] = [];
+    const notes: string[] = [];
+    for (const measure of [heapOurs, heapRlf, heapFloor]) {
+      const h = await measure(list);
+      cells.push(`${fmt(h.active, 0)} / ${fmt(h.expired, 0)}`.padStart(22));
+      if (h.note) notes.push(h.note);
+    }
+    console.log(`${size.toLocaleString("en").padStart(12)}  ${cells.join("  ")}${notes.length ? `   (${notes.join("; ")})` : ""}`);
+  }
+  console.log(`load average: ${await load()}`);
+}
+
+// ---------------------------------------------------------------- main
+
+async function only(id: string): Promise<void> {
+  const makers: Record<string, () => Contender | Promise<Contender>> = {
+    check: oursCheck,
+    check429: oursCheck429,
+    check403: oursCheck403,
+    eval1: () => oursEvaluate("eval1", "evaluate, 1 credential", creds.slice(0, 1), N),
+    eval1k: () => oursEvaluate("eval1k", "evaluate, 1 000 credentials", creds, N),
+    eval100k: () => oursEvaluate("eval100k", "evaluate, big snapshot", makeCredentials(BIG, "big"), 200),
+    composite,
+    rlf: rlfAlone,
+    casl: caslAlone,
+    floor,
+  };
+  const make = makers[id];
+  if (!make) throw new Error(`BENCH_ONLY: unknown id ${id}; one of ${Object.keys(makers).join(", ")}`);
+  const c = await make();
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  const t = performance.now();
+  let i = 0;
+  const us: number[] = [];
+  while (performance.now() - t < seconds * 1000) {
+    us.push(await timeRun(c, c.n, i));
+    i += c.n;
+  }
+  console.log(`${c.name}: ${i.toLocaleString("en")} decisions, median ${fmt(median(us))} µs/decision`);
+}
+
+console.log(`node ${process.version}, ${(await import("node:os")).cpus().length} CPUs; load average at start: ${await load()}`);
+if (ONLY) {
+  await only(ONLY);
+} else {
+  if (PHASES.has("race")) await race();
+  if (PHASES.has("million")) await million();
+  if (PHASES.has("memory")) await memory();
+  console.log("\nshared, loaded machine: compare the ratios, not the absolute µs.");
+}
