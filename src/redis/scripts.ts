@@ -140,6 +140,16 @@ if ARGV[7] ~= '' then
   if live and live.f ~= ARGV[7] then return remember(reply('x', live.f, '')) end
 end
 
+-- the day a cap charge counts in, and when it ends: dayOf in keys.ts, with Redis's clock when it decides
+local function today()
+  if ARGV[1] == 'r' then
+    local offset = tonumber(ARGV[12])
+    local day = math.floor((now + offset) / 86400000)
+    return day, (day + 1) * 86400000 - offset
+  end
+  return tonumber(ARGV[9]), tonumber(ARGV[11])
+end
+
 local function record(e, day, member)
   if not live then redis.call('DEL', idem) end
   if member then
@@ -160,14 +170,7 @@ end
 export const CHARGE = script(`${NOW}${CHARGE_HEAD}if ARGV[10] ~= '' then
   -- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap
   if live and live.m then return remember(reply('c', '1', '')) end
-  local day, resetAt
-  if ARGV[1] == 'r' then
-    local offset = tonumber(ARGV[12])
-    day = math.floor((now + offset) / 86400000)
-    resetAt = (day + 1) * 86400000 - offset
-  else
-    day, resetAt = tonumber(ARGV[9]), tonumber(ARGV[11])
-  end
+  local day, resetAt = today()
   local dayText = num(day)
   local set = KEYS[at] .. ':' .. dayText
   local count = redis.call('SCARD', set)
@@ -243,14 +246,7 @@ const CLUSTER_CAP = `if ARGV[10] ~= '' then
   -- Redis Cluster, step 1 of 2: the dispatch cap lives in the newsletter's slot, where step 2 takes
   -- it. Here: pick the member the cap charge will use and hand it over. A key that already carries
   -- a member hands that one over, and step 2 answers a replay when it is still counted.
-  local day, resetAt
-  if ARGV[1] == 'r' then
-    local offset = tonumber(ARGV[12])
-    day = math.floor((now + offset) / 86400000)
-    resetAt = (day + 1) * 86400000 - offset
-  else
-    day, resetAt = tonumber(ARGV[9]), tonumber(ARGV[11])
-  end
+  local day, resetAt = today()
   local dayText = num(day)
   if live and live.m then return remember(reply('p', '1', live.m, { live.d or '', '0', dayText, num(resetAt), live.c or '' })) end
   local member, fresh = ARGV[14], '0'
