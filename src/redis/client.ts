@@ -103,6 +103,11 @@ export interface Timed {
   expired(reply: unknown): boolean;
 }
 
+/** How many recent differences the offset is the largest of. */
+const SAMPLES = 64;
+/** A difference this far below the offset means Redis's clock stepped back. */
+const STEP_MS = 1000;
+
 /**
  * How the store talks to Redis.
  *
@@ -112,20 +117,25 @@ export interface Timed {
  * - **Deadline.** A call gives up `timeoutMs × (retries + 1)` after it starts ({@link RedisTimeoutError}).
  *   A charge carries that moment in Redis's clock; the script compares it with Redis `TIME` and
  *   charges nothing past it. The translation needs no agreement between the clocks: the store keeps
- *   `offset` = the smallest (Redis time in a reply − host monotonic time when that command was sent).
- *   A command always runs after it is sent, so every such difference is ≥ the true offset and the
- *   smallest is the tightest: a deadline is never earlier than the true give-up moment (no
- *   false expiry), and later by at most the fastest recent command's one-way delay. The host's
- *   monotonic clock never steps; if Redis's clock steps back, the next reply lowers the offset; if it
- *   steps forward, a charge may come back "expired" while the caller still waits: the store then takes
- *   that reply's difference as the offset and sends once more (nothing was charged).
+ *   `offset` = the largest recent (Redis time in a reply − host monotonic time when that reply
+ *   arrived). Redis reads its time before the reply leaves, so every such difference is ≤ the true
+ *   offset: a deadline is never later than the true give-up moment, and a command that Redis runs
+ *   after its caller was answered 503 never charges, however late the client delivers it. The price:
+ *   a command that runs within one reply's trip of the give-up moment is refused as expired (its
+ *   caller was about to time out anyway). The host's monotonic clock never steps. The largest of the
+ *   last 64 differences is used, so that a slow drift of Redis's clock ages out; a difference more
+ *   than a second below it can only be Redis's clock stepping back, and replaces them all at once. If
+ *   Redis's clock steps forward, a charge may come back "expired" while the caller still waits: that
+ *   reply has already raised the offset, and the store sends once more (nothing was charged).
  *   Before the first reply the store knows no offset and sends no deadline.
  */
 export class Link {
   /** Commands sent whose promise the client has not settled yet. */
   inFlight = 0;
-  /** Redis ms − host monotonic ms, an upper bound of the true difference (see the class comment). */
+  /** Redis ms − host monotonic ms, a lower bound of the true difference (see the class comment). */
   offset: number | undefined;
+  /** The latest differences, newest last (at most {@link SAMPLES}). */
+  private readonly samples: number[] = [];
 
   /**
    * @param call - the client function.
@@ -144,7 +154,6 @@ export class Link {
 
   private send(command: "EVALSHA" | "EVAL", args: string[], timed: Timed | undefined): Promise<unknown> {
     if (this.inFlight >= this.maxInFlight) return Promise.reject(new RedisOverloadError(this.maxInFlight));
-    const sentAt = this.monotonic();
     let promise: Promise<unknown>;
     try {
       promise = Promise.resolve(this.call(command, args));
@@ -156,13 +165,22 @@ export class Link {
       (reply) => {
         this.inFlight--;
         const t = timed?.timeOf(reply);
-        if (t !== undefined && Number.isFinite(t) && (this.offset === undefined || t - sentAt < this.offset)) this.offset = t - sentAt;
+        if (t !== undefined && Number.isFinite(t)) this.learn(t - this.monotonic());
       },
       () => {
         this.inFlight--;
       },
     );
     return promise;
+  }
+
+  /** Takes one (Redis time − arrival) difference: a lower bound of the true offset. */
+  private learn(difference: number): void {
+    // more than a second below the offset: Redis's clock stepped back (delays never vary that much)
+    if (this.offset !== undefined && difference < this.offset - STEP_MS) this.samples.length = 0;
+    this.samples.push(difference);
+    if (this.samples.length > SAMPLES) this.samples.shift();
+    this.offset = Math.max(...this.samples);
   }
 
   /**
@@ -197,12 +215,11 @@ export class Link {
         continue;
       }
       if (timed !== undefined && timed.expired(reply)) {
-        // Redis says the deadline passed while we still wait: its clock stepped forward. The send
-        // above already took this reply's difference only if it was smaller; take it now.
-        const t = timed.timeOf(reply);
-        if (resynced || t === undefined || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
+        // Redis says the deadline passed while we still wait: the command ran within a reply's trip
+        // of the give-up moment, or Redis's clock stepped forward. The reply has raised the offset
+        // already (send's callback runs first); send once more while there is time.
+        if (resynced || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
         resynced = true;
-        this.offset = t - start;
         continue;
       }
       return reply;

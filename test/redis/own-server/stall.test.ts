@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { createPolicy, type Decision } from "../../../src/index.js";
 import { Link } from "../../../src/redis/client.js";
 import { CHARGE } from "../../../src/redis/scripts.js";
-import { RedisOverloadError, RedisStore, RedisTimeoutError } from "../../../src/redis/index.js";
+import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../../src/redis/index.js";
 import { T0, get, key, post } from "../../fixtures.js";
 import { ioredisCall } from "../helpers.js";
 import { OwnRedis } from "../server.js";
@@ -112,8 +112,8 @@ describe("issue 8 defect 3: a paused Redis (SIGSTOP) — pending calls bounded, 
       try {
         decisions = await Promise.all(Array.from({ length: 200 }, () => policy.check(get("/me"), who)));
         expect(store.inFlight).toBeLessThanOrEqual(10);
-        // the deadline is the give-up moment plus at most the fastest recent command's one-way delay
-        // (the offset is an upper bound): a command that runs a few ms after it may still count
+        // the deadline is never later than the give-up moment (the offset is a lower bound): a
+        // command that Redis runs at any time after the callers were answered 503 counts nothing
         await sleep(50);
       } finally {
         server.resume();
@@ -171,6 +171,24 @@ describe("issue 8 defect 3: the deadline is safe against clock skew between the 
     const before = sent.length;
     expect(((await link.run(CHARGE, "charge", keys, args, timed)) as string[])[5]).toBe("3");
     expect(sent.length - before).toBe(1);
+  });
+
+  it("a client that is slow to send (the forward trip 300–500 ms) never lets a command charge after its caller timed out (regression: the offset learned from send times was late by the forward trip)", async () => {
+    let delay = 300;
+    const call = ioredisCall(redis);
+    const slow: RedisCall = async (command, args) => {
+      await sleep(delay);
+      return call(command, args);
+    };
+    const link = new Link(slow, 350, 0, 100);
+    const { keys, args } = chargeArgs("skew:slow-send:");
+    // learned while every command reaches Redis 300 ms after it is sent (within the 350 ms timeout)
+    for (let i = 0; i < 3; i++) expect(((await link.run(CHARGE, "charge", keys, args, timed)) as string[])[0]).toBe("c");
+    delay = 500; // now the command reaches Redis 150 ms after its caller gave up
+    await expect(link.run(CHARGE, "charge", keys, args, timed)).rejects.toBeInstanceOf(RedisTimeoutError);
+    await sleep(400);
+    const [, count] = await redis.hmget(`skew:slow-send:${budgets[0]!.key}`, "s", "c");
+    expect(count).toBe("3"); // the late command charged nothing
   });
 
   it("Redis's clock stepping back an hour: deadlines are late until the next reply, which lowers the offset again", async () => {
