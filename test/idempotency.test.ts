@@ -115,7 +115,8 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
   it("property: through evaluate, a second send with the key is a flagged replay when its body is the same JSON and a 409 conflict otherwise", () => {
     const recipients = fc.array(fc.constantFrom("a@example.com", "b@example.com", "c@example.com", "d@example.com"), { minLength: 1, maxLength: 5 });
     fc.assert(
-      fc.property(recipients, recipients, fc.dictionary(fc.string({ maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), (to1, to2, extra) => {
+      // other body fields besides `to` (a field named `to` would replace the list: a counterexample the fuzzer found)
+      fc.property(recipients, recipients, fc.dictionary(fc.string({ maxLength: 4 }).filter((name) => name !== "to"), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }), (to1, to2, extra) => {
         const body1 = { ...extra, to: to1 };
         const body2 = { to: to2, ...extra };
         const first = evaluate(testSend([], { body: body1 }), { credential, roles, usage: emptyUsage(), now: T0 });
