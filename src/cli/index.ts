@@ -17,8 +17,10 @@ import { CliError } from "./cli-error.js";
 import { loadConfig } from "./config-file.js";
 import { permissionTable } from "./permission-table.js";
 import { progressLine } from "./progress.js";
-import { compare, parseTrace, replay, type TraceLine } from "./replay.js";
+import { compare } from "./compare.js";
+import { replay } from "./replay.js";
 import { comparisonText, reportHtml, summaryText } from "./report.js";
+import { parseTrace, type TraceLine } from "./trace-file.js";
 import { reasonInWords } from "./words.js";
 
 const USAGE = `Usage: newsletter-policy <command> [options]

@@ -3,7 +3,10 @@
  * external assets, no script needed to read it).
  */
 import type { PolicyConfig } from "../config.js";
-import { breakdown, describeOutcome, total, type Comparison, type Replayed, type ReplayResult, type Tally } from "./replay.js";
+import type { Comparison } from "./compare.js";
+import { describeOutcome } from "./outcome.js";
+import type { Replayed, ReplayResult } from "./replay.js";
+import { breakdown, total, type Tally } from "./tally.js";
 
 /** Rows of cells as an aligned text table. */
 export function textTable(rows: readonly (readonly string[])[]): string {

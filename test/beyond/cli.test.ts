@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { permissionTable } from "../../src/cli/permission-table.js";
-import { compare, parseTrace, replay } from "../../src/cli/replay.js";
+import { compare } from "../../src/cli/compare.js";
+import { replay } from "../../src/cli/replay.js";
+import { parseTrace } from "../../src/cli/trace-file.js";
 import { defineConfig, emptyUsage, evaluate } from "../../src/index.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));

@@ -1,0 +1,76 @@
+/**
+ * Reading a trace file: JSON lines of requests `{ time, credential, roles, request }`, with
+ * credentials defined once on their own line and named by id afterwards. Pure: no files, no clock.
+ */
+import type { Credential, PolicyRequest, Roles } from "../types.js";
+
+/** One line of a trace (JSON lines): when, who, and what was asked. */
+export interface TraceLine {
+  /** ISO 8601 time, or ms since the epoch. */
+  readonly time: string | number;
+  readonly credential: Credential;
+  /** The owner's roles per newsletter at that time. */
+  readonly roles: Roles;
+  readonly request: PolicyRequest;
+}
+
+/**
+ * Reads a trace's lines. A line is a request `{ time, credential, roles, request }`; to keep traces
+ * short, a line `{ credential, roles }` without `request` defines a credential, and later request
+ * lines may then give `credential` as its id and leave `roles` out (the definition's are used).
+ *
+ * @param lines - the file's lines (blank ones are skipped).
+ * @returns the request lines, credentials resolved.
+ * @throws Error naming the line number and the field, for a line that is neither.
+ */
+export function parseTrace(lines: readonly string[]): TraceLine[] {
+  const known = new Map<string, { credential: Credential; roles: Roles }>();
+  const out: TraceLine[] = [];
+  lines.forEach((text, i) => {
+    if (text.trim() === "") return;
+    const n = i + 1;
+    let value: Record<string, unknown>;
+    try {
+      value = JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new Error(`trace line ${n}: not JSON (${(error as Error).message})`);
+    }
+    if (typeof value !== "object" || value === null) throw new Error(`trace line ${n}: must be an object`);
+    if (value.request === undefined && typeof value.credential === "object" && value.credential !== null) {
+      const credential = value.credential as Credential;
+      if (typeof credential.id !== "string") throw new Error(`trace line ${n}: credential must have an id`);
+      known.set(credential.id, { credential, roles: (value.roles ?? {}) as Roles });
+      return;
+    }
+    if (typeof value.credential === "string") {
+      const defined = known.get(value.credential);
+      if (defined === undefined) throw new Error(`trace line ${n}: credential "${value.credential}" is not defined on an earlier line`);
+      value = { ...value, credential: defined.credential, roles: value.roles ?? defined.roles };
+    }
+    out.push(parseTraceLine(JSON.stringify(value), n));
+  });
+  return out;
+}
+
+/** Reads one request line; throws an Error naming the line and the field when it is not one. */
+export function parseTraceLine(text: string, lineNumber: number): TraceLine {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`trace line ${lineNumber}: not JSON (${(error as Error).message})`);
+  }
+  const line = value as Partial<TraceLine> | null;
+  const fail = (field: string, what: string) => new Error(`trace line ${lineNumber}: ${field} must be ${what}`);
+  if (typeof line !== "object" || line === null) throw fail("the line", "an object { time, credential, roles, request }");
+  if (typeof line.time !== "number" && (typeof line.time !== "string" || !Number.isFinite(Date.parse(line.time)))) throw fail("time", "an ISO 8601 time or ms since the epoch");
+  if (typeof line.credential !== "object" || line.credential === null || typeof line.credential.id !== "string") throw fail("credential", "a credential object with an id");
+  if (typeof line.roles !== "object" || line.roles === null) throw fail("roles", "an object of newsletter → role");
+  if (typeof line.request !== "object" || line.request === null) throw fail("request", "a request descriptor { method, path, … }");
+  return line as TraceLine;
+}
+
+/** A line's time in ms since the epoch. */
+export function timeOf(line: TraceLine): number {
+  return typeof line.time === "number" ? line.time : Date.parse(line.time);
+}
