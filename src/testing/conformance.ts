@@ -13,8 +13,8 @@ import { MemoryStore } from "../memory-store.js";
 import type { ResetRequest } from "../reset.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore, type WindowReading } from "../store.js";
 import type { CapName, Decision, ReleaseTicket } from "../types.js";
-import { arbTrace } from "./arbitraries.js";
-import { runPolicyTrace, type TraceEntry } from "./trace.js";
+import { arbTrace } from "./arbitraries/traces.js";
+import { runPolicyTrace, type TraceEntry } from "./run-trace.js";
 
 /** Makes a fresh store for one test (or one property run); may be async. */
 export type StoreFactory<S extends PolicyStore = PolicyStore> = () => S | Promise<S>;

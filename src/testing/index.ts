@@ -9,32 +9,17 @@
  * fast-check and vitest are optional peer dependencies: install them to use this entry point.
  */
 export { describeStoreConformance, comparableOutcome, comparableDecision } from "./conformance.js";
-export {
-  arbConfig,
-  arbCredential,
-  arbFamily,
-  arbGrants,
-  arbLevel,
-  arbRequest,
-  arbRoleName,
-  arbRoles,
-  arbTrace,
-  arbUntrustedRequest,
-  EXTRA_OPERATIONS,
-  NEWSLETTER_IDS,
-  PROTOTYPE_NAMES,
-  ROLE_NAMES,
-} from "./arbitraries.js";
-export { runPolicyTrace, runPureTrace } from "./trace.js";
+export { arbConfig } from "./arbitraries/config.js";
+export { arbCredential, arbFamily, arbGrants, arbLevel, arbRoleName, arbRoles } from "./arbitraries/credentials.js";
+export { arbRequest } from "./arbitraries/requests.js";
+export { arbTrace } from "./arbitraries/traces.js";
+export { arbUntrustedRequest } from "./arbitraries/untrusted.js";
+export { EXTRA_OPERATIONS, NEWSLETTER_IDS, PROTOTYPE_NAMES, ROLE_NAMES } from "./arbitraries/vocabulary.js";
+export { runPolicyTrace, runPureTrace } from "./run-trace.js";
 
 export type { StoreConformanceOptions, StoreFactory, ComparableOutcome } from "./conformance.js";
-export type {
-  ConfigArbitraryOptions,
-  CredentialArbitraryOptions,
-  GeneratedRequest,
-  RequestArbitraryOptions,
-  Trace,
-  TraceArbitraryOptions,
-  TraceStep,
-} from "./arbitraries.js";
-export type { RunTraceOptions, TraceEntry } from "./trace.js";
+export type { ConfigArbitraryOptions } from "./arbitraries/config.js";
+export type { CredentialArbitraryOptions } from "./arbitraries/credentials.js";
+export type { GeneratedRequest, RequestArbitraryOptions } from "./arbitraries/requests.js";
+export type { Trace, TraceArbitraryOptions, TraceStep } from "./arbitraries/traces.js";
+export type { RunTraceOptions, TraceEntry } from "./run-trace.js";

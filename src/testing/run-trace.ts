@@ -6,7 +6,7 @@ import { capMembers, emptyUsage, evaluate, release, type Usage } from "../evalua
 import { createPolicy } from "../policy.js";
 import type { PolicyStore } from "../store.js";
 import type { Credential, Decision, PolicyRequest, RateLimitStatus } from "../types.js";
-import type { Trace, TraceStep } from "./arbitraries.js";
+import type { Trace, TraceStep } from "./arbitraries/traces.js";
 
 /** What one step of a trace did. `now` is the clock at the step. */
 export type TraceEntry =

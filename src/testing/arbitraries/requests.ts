@@ -1,0 +1,132 @@
+/**
+ * The arbitrary of well-formed requests: one built from a catalogue operation (ids, query, body and
+ * `Idempotency-Key` of the right or wrong shape), and a few that match no operation.
+ */
+import fc from "fast-check";
+import { defaultOperations, type OperationSpec } from "../../catalogue.js";
+import type { PolicyRequest } from "../../types.js";
+import { EXTRA_OPERATIONS, NEWSLETTER_IDS, PROTOTYPE_NAMES } from "./vocabulary.js";
+
+/** A generated request with the operation it was built for (`undefined`: built to match nothing). */
+export interface GeneratedRequest {
+  readonly request: PolicyRequest;
+  /** The catalogue operation the request was built from. */
+  readonly operation: string | undefined;
+}
+
+/** Options of {@link arbRequest}. */
+export interface RequestArbitraryOptions {
+  /** Operations to build requests for. Default: the spec's catalogue plus {@link EXTRA_OPERATIONS}. */
+  operations?: readonly OperationSpec[];
+  /** Newsletter ids to ask for; prototype names and an unknown id are mixed in. Default {@link NEWSLETTER_IDS}. */
+  newsletters?: readonly string[];
+}
+
+const OTHER_IDS = ["a_1", "a_2", "s_1", "t_1", "x y", "é"] as const;
+
+function arbNewsletterId(newsletters: readonly string[]): fc.Arbitrary<string> {
+  return fc.oneof(
+    { weight: 14, arbitrary: fc.constant(newsletters[0]!) },
+    { weight: 10, arbitrary: fc.constantFrom(...newsletters) },
+    { weight: 1, arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, "nl_unknown") },
+  );
+}
+
+function encodeSegment(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function arbQuery(op: OperationSpec): fc.Arbitrary<Record<string, string[]>> {
+  const parts: [string, fc.Arbitrary<string[]>, number][] = [];
+  const some = (values: readonly string[]) => fc.array(fc.constantFrom(...values), { minLength: 1, maxLength: 2 });
+  if (op.paginated) parts.push(["limit", fc.oneof({ weight: 8, arbitrary: fc.constantFrom<string[]>(["100"], ["5"]) }, { weight: 1, arbitrary: some(["100", "0", "abc", "1e3"]) }), 2]);
+  // spec §7 #4–#7 filters and expansions: often, so that read-only credentials meet them
+  for (const name of Object.keys(op.filters ?? {})) {
+    const values = name === "status" ? ["sent", "sent", "draft", "scheduled", "sent,draft", " sent "] : name === "visibility" ? ["public", "public", "private", "public,private"] : ["t_1", "news"];
+    parts.push([name, some(values), 2]);
+  }
+  if (op.expand) parts.push(["expand", some([...Object.keys(op.expand), ...Object.keys(op.expand), ...Object.keys(op.expand), "bogus", "subscriber,bogus"]), 2]);
+  else parts.push(["expand", fc.constant(["subscriber"]), 40]);
+  // present once in `rarity` draws
+  const sometimes = (name: string, values: fc.Arbitrary<string[]>, rarity: number) =>
+    fc.oneof({ weight: rarity - 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: values.map((v) => [name, v] as const) });
+  return fc.tuple(...parts.map(([name, values, rarity]) => sometimes(name, values, rarity))).map((entries) => {
+    const out: Record<string, string[]> = {};
+    for (const entry of entries) if (entry !== undefined) out[entry[0]] = entry[1];
+    return out;
+  });
+}
+
+function queryString(query: Record<string, string[]>): string {
+  const pairs: string[] = [];
+  for (const [name, values] of Object.entries(query)) for (const v of values) pairs.push(`${encodeURIComponent(name)}=${encodeURIComponent(v)}`);
+  return pairs.length === 0 ? "" : `?${pairs.join("&")}`;
+}
+
+function arbBody(op: OperationSpec): fc.Arbitrary<unknown> {
+  const list = op.list;
+  if (list === undefined) return fc.constantFrom<unknown>(undefined, undefined, {});
+  const item = fc.constantFrom("a@example.com", "b@example.com", "s_1", "s_2");
+  const sized = (n: number) => Array.from({ length: n }, (_, i) => `item_${i}`);
+  return fc.oneof(
+    { weight: 20, arbitrary: fc.array(item, { minLength: list.min, maxLength: Math.min(list.max, 5) }).map((v) => ({ [list.field]: v })) },
+    { weight: 1, arbitrary: fc.constantFrom(list.max, list.max + 1, list.max + 2, 0).map((n) => ({ [list.field]: sized(n) })) },
+    { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, "to", { [list.field]: "a@example.com" }, { [list.field]: [1, 2] }, { [list.field]: [""] }, [list.field]) },
+  );
+}
+
+/**
+ * A request built from a catalogue operation: its path filled with newsletter ids (prototype names
+ * and unknown ids mixed in), filters, `expand` and `limit` as a query string or a `query` object,
+ * a body of the right or wrong shape, and for writes an `Idempotency-Key` from a small pool (or an
+ * invalid one). A few requests match no operation.
+ *
+ * @param options - `operations` (default: the spec's catalogue plus {@link EXTRA_OPERATIONS}), `newsletters`.
+ * @returns an arbitrary of {@link GeneratedRequest}.
+ * @example
+ * fc.assert(fc.property(arbCredential(), arbRoles(), arbRequest(), (credential, roles, { request }) => {
+ *   const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: 0, config: { operations: [...EXTRA_OPERATIONS] } });
+ *   return decision.headers["RateLimit-Policy"] !== undefined;
+ * }));
+ */
+export function arbRequest(options: RequestArbitraryOptions = {}): fc.Arbitrary<GeneratedRequest> {
+  const operations = options.operations ?? [...defaultOperations, ...EXTRA_OPERATIONS];
+  const newsletters = options.newsletters ?? NEWSLETTER_IDS;
+  // the operations with a daily cap are drawn more often, so that traces reach the caps
+  const pick = fc.oneof(...operations.map((op) => ({ weight: op.cap === undefined ? 2 : 5, arbitrary: fc.constant(op) })));
+  const known = pick.chain((op) => {
+    const isWrite = op.method !== "GET";
+    const segments = op.path.split("/").slice(1);
+    const hasNewsletter = segments.includes("{newsletter}");
+    return fc
+      .record({
+        ids: fc.tuple(...segments.map((s) => (s === "{newsletter}" ? arbNewsletterId(newsletters) : s.startsWith("{") ? fc.constantFrom(...OTHER_IDS) : fc.constant(s)))),
+        owner: hasNewsletter ? fc.constant(undefined) : fc.option(arbNewsletterId(newsletters), { freq: 12, nil: undefined }),
+        query: arbQuery(op),
+        queryAsObject: fc.boolean(),
+        body: arbBody(op),
+        idempotencyKey: isWrite ? fc.constantFrom<unknown>(undefined, undefined, "k_1", "k_2", "k_3", "k_1", 42, "", "has space") : fc.constant(undefined),
+        lowerCase: fc.boolean(),
+        trailingSlash: fc.boolean(),
+      })
+      .map(({ ids, owner, query, queryAsObject, body, idempotencyKey, lowerCase, trailingSlash }): GeneratedRequest => {
+        const path = `/${ids.map((id, i) => (segments[i]!.startsWith("{") ? encodeSegment(id) : id)).join("/")}${trailingSlash ? "/" : ""}`;
+        const request: PolicyRequest = {
+          method: lowerCase ? op.method.toLowerCase() : op.method,
+          path: queryAsObject ? path : path + queryString(query),
+        };
+        if (queryAsObject && Object.keys(query).length > 0) request.query = query;
+        if (owner !== undefined) request.newsletter = owner;
+        if (body !== undefined) request.body = body;
+        if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey as string;
+        return { request, operation: op.id };
+      });
+  });
+  const unknown = fc
+    .record({
+      method: fc.constantFrom("GET", "POST", "DELETE", "OPTIONS"),
+      path: fc.constantFrom("/", "/newsletters", "/newsletters/nl_1", "/newsletters/nl_1/nothing", "/articles/a_1/unsend", "/rate-limit/extra"),
+    })
+    .map((request): GeneratedRequest => ({ request, operation: undefined }));
+  return fc.oneof({ weight: 19, arbitrary: known }, { weight: 1, arbitrary: unknown });
+}
