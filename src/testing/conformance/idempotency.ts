@@ -1,0 +1,46 @@
+/** Scripted cases of idempotency keys: replay, conflict on another fingerprint, and a key's lifetime. */
+import { expect } from "vitest";
+import { comparableOutcome } from "./comparable.js";
+import type { ScriptedCase } from "./kit.js";
+import { charge } from "./store-calls.js";
+
+export const idempotencyCases: readonly ScriptedCase[] = [
+  {
+    title: "idempotency: a retry with the same key and fingerprint is a replay; with a cap it counts once and is not refused by it",
+    run: async (store, k) => {
+      const { start } = k;
+      const g = k.budget("general", 100, 60);
+      const send = (at: number, key?: string) => k.send(at, [g], 2, key);
+      expect(comparableOutcome(await charge(store, send(0, "k1")))).toMatchObject({ kind: "charged", replay: false, counted: true });
+      expect(comparableOutcome(await charge(store, send(1, "k1")))).toMatchObject({ kind: "charged", replay: true, counted: false });
+      expect(comparableOutcome(await charge(store, send(2)))).toMatchObject({ kind: "charged", replay: false, counted: true });
+      expect(comparableOutcome(await charge(store, send(3, "k2")))).toEqual({ kind: "cap_reached", windows: [{ count: 4, resetAt: start + 60_000 }], count: 2 });
+      expect(comparableOutcome(await charge(store, send(4, "k1")))).toMatchObject({ kind: "charged", replay: true, counted: false });
+      const write = (at: number) => k.request(at, [g], { idempotency: k.key("k5", "PATCH /articles/a_1") });
+      expect(comparableOutcome(await charge(store, write(5)))).toMatchObject({ kind: "charged", replay: false });
+      expect(comparableOutcome(await charge(store, write(6)))).toMatchObject({ kind: "charged", replay: true, windows: [{ count: 7 }] });
+    },
+  },
+  {
+    title: "idempotency: the same key on another fingerprint answers conflict, charging the budgets and not the cap",
+    run: async (store, k) => {
+      const { start } = k;
+      const g = k.budget("general", 100, 60);
+      await charge(store, k.request(0, [g], { idempotency: k.key("k1", "POST /articles/a_1/send"), cap: k.cap("nl", 1, start) }));
+      const conflict = await charge(store, k.request(1, [g], { idempotency: k.key("k1", "POST /articles/a_2/send"), cap: k.cap("nl", 5, start) }));
+      expect(comparableOutcome(conflict)).toEqual({ kind: "conflict", windows: [{ count: 2, resetAt: start + 60_000 }], fingerprint: "POST /articles/a_1/send" });
+      const next = await charge(store, k.request(2, [g], { cap: k.cap("nl", 2, start) }));
+      expect(comparableOutcome(next)).toMatchObject({ kind: "charged", counted: true }); // 1 of 2 before: the conflict counted nothing
+    },
+  },
+  {
+    title: "idempotency: a key lives ttlMs from when it was recorded, then is forgotten",
+    run: async (store, k) => {
+      const g = k.budget("general", 100, 600);
+      await charge(store, k.request(0, [g], { idempotency: k.key("k1", "POST /a", 60_000) }));
+      expect(comparableOutcome(await charge(store, k.request(59_999, [g], { idempotency: k.key("k1", "POST /b", 60_000) }))).kind).toBe("conflict");
+      expect(comparableOutcome(await charge(store, k.request(60_000, [g], { idempotency: k.key("k1", "POST /b", 60_000) })))).toMatchObject({ kind: "charged", replay: false });
+      expect(comparableOutcome(await charge(store, k.request(60_001, [g], { idempotency: k.key("k1", "POST /b", 60_000) })))).toMatchObject({ kind: "charged", replay: true });
+    },
+  },
+];
