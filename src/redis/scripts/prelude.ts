@@ -45,7 +45,7 @@ end
 
 /**
  * `read_window(key, win, now)`: a budget's open window as `count, resetAt, start, size`
- * (`0, 0, nil, size` when none is open); `size` is the stored size, as text. Needs `NUM`.
+ * (`0, 0, nil, size` when none is open); `size` is the stored size, as text.
  */
 export const READ_WINDOW = `
 -- mirrors readWindow (src/charge.ts): a window is open until start + window (fixed windows, DESIGN §4),
