@@ -5,7 +5,7 @@
  * This file also holds how the store talks through that function: a bound on what is in flight, a
  * deadline per call, and the deadline's translation into Redis's clock (see {@link Link}).
  */
-import type { Script } from "./scripts.js";
+import type { Script } from "./scripts/script.js";
 
 /**
  * Sends one `EVALSHA` or `EVAL` command and resolves with Redis's reply (rejecting on an error reply).

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { createPolicy, type Decision } from "../../../src/index.js";
 import { Link } from "../../../src/redis/client.js";
-import { CHARGE } from "../../../src/redis/scripts.js";
+import { CHARGE } from "../../../src/redis/scripts/charge.js";
 import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../../src/redis/index.js";
 import { T0, get, key, post } from "../../fixtures.js";
 import { ioredisCall } from "../helpers.js";

@@ -1,0 +1,101 @@
+/**
+ * The key layout (docs/redis.md, "Key layout"): how the store names its own keys, which hash slot a
+ * key goes to with Redis Cluster, and how long keys outlive what they hold.
+ */
+import type { ResetRequest } from "../reset.js";
+
+/** Cap sets outlive their day by this much, so a host whose clock runs behind still finds them. */
+export const CAP_GRACE_MS = 60 * 60 * 1000;
+/**
+ * Windows and idempotency records outlive their end (in the deciding clock) by this much. The script
+ * decides from the stored start and expiry, so a key's TTL is only garbage collection; the slack
+ * keeps a record alive for a host whose clock runs a little behind Redis's.
+ */
+export const EXPIRY_SLACK_MS = 10_000;
+/** The member sequence outlives every cap set that may hold its members (a day plus grace). */
+export const SEQ_TTL_MS = 2 * 24 * 60 * 60 * 1000;
+
+/** The store key of the member sequence (`m1`, `m2`, …). */
+export const SEQ_KEY = "seq";
+
+/** The store key of the index set of a credential's idempotency records (`ChargeRequest.idempotency.scope`). */
+export function indexKey(scope: string): string {
+  return `i:${scope}`;
+}
+
+/** The store key of a store's remembered outcomes for one time slot of `dedupeMs`. */
+export function memoKey(instance: string, slot: number): string {
+  return `r:${instance}:${slot}`;
+}
+
+/**
+ * A key in Redis: the prefix, the hash tag with a cluster, the store key.
+ *
+ * @param tag - the hash tag (ignored without a cluster).
+ */
+export function redisKey(prefix: string, cluster: boolean, key: string, tag: string): string {
+  return cluster ? `${prefix}{${tag}}${key}` : prefix + key;
+}
+
+/**
+ * The id of a store key built by `keys.ts` (`<kind>:<length>.<id>…`), or undefined for a key of
+ * another shape.
+ */
+function scopedId(key: string, kinds: string): string | undefined {
+  const match = /^([a-z]):(\d{1,6})\./.exec(key);
+  if (match === null || !kinds.includes(match[1]!)) return undefined;
+  const length = Number(match[2]);
+  const start = match[0].length;
+  if (key.length < start + length) return undefined;
+  return `${length}.${key.slice(start, start + length)}`;
+}
+
+/**
+ * The hash tag of a credential's keys: its budgets (`b:`), idempotency records (`k:`) and test-send
+ * cap (`t:`) share one slot. Keys of another shape (a host's own store tests) share the tag `_`.
+ */
+export function credentialTag(keys: readonly string[]): string {
+  let tag: string | undefined;
+  for (const key of keys) {
+    const id = scopedId(key, "bk");
+    const next = id === undefined ? "_" : `c${id}`;
+    if (tag !== undefined && tag !== next) throw new Error(`newsletter-policy/redis: one request's keys name two credentials (${keys.join(", ")}); with cluster: true they must share a slot`);
+    tag = next;
+  }
+  return tag ?? "_";
+}
+
+/**
+ * The hash tag of a daily cap: a credential's test-send cap (`t:`) sits in the credential's slot,
+ * a newsletter's dispatch cap (`d:`) in the newsletter's; a cap key of another shape in its own.
+ */
+export function capSlotTag(key: string): string {
+  const credential = scopedId(key, "t");
+  if (credential !== undefined) return `c${credential}`;
+  const newsletter = scopedId(key, "d");
+  return newsletter === undefined ? `n:${key}` : `n${newsletter}`;
+}
+
+/** A dispatch cap's tag (a newsletter's slot), as opposed to a credential's. */
+export function isNewsletterTag(tag: string): boolean {
+  return tag.startsWith("n");
+}
+
+/**
+ * A reset split by hash slot. What `policy.reset` asks for always lies in one slot (a credential's
+ * windows, test-send cap and idempotency index; or a newsletter's dispatch cap): one round trip.
+ * Keys of other shapes (a host's own store tests) may span slots: one script per slot.
+ */
+export function bySlot(request: ResetRequest): Map<string, ResetRequest> {
+  const parts = new Map<string, { windows: string[]; caps: ResetRequest["caps"][number][]; idempotencyScope?: string }>();
+  const part = (tag: string) => {
+    let p = parts.get(tag);
+    if (p === undefined) parts.set(tag, (p = { windows: [], caps: [] }));
+    return p;
+  };
+  for (const key of request.windows) part(credentialTag([key])).windows.push(key);
+  for (const cap of request.caps) part(capSlotTag(cap.key)).caps.push(cap);
+  // the index and the records sit where the charge put them: in the slot of the records' keys
+  if (request.idempotencyScope !== undefined) part(credentialTag([`${request.idempotencyScope}:`])).idempotencyScope = request.idempotencyScope;
+  return parts;
+}

@@ -1,0 +1,204 @@
+/**
+ * The charge script of a single primary (`CHARGE`): every budget and the daily cap of one request,
+ * checked and charged all or nothing in one round trip. Its order (`chargeSource`) is shared with
+ * Redis Cluster's step 1 (cluster-step1.ts), which differs only in how it takes the cap; so are the
+ * KEYS/ARGV (`chargeCall`) and the reply (`decodeCharge`).
+ *
+ * The Lua is `runCharge` (src/charge.ts) over Redis keys: the same order and rules, not the same
+ * lines, held to it by the differential tests (Redis store against `MemoryStore`). Expiries are
+ * relative (`PEXPIRE` of the time left), never absolute: a host clock that is off from Redis's clock
+ * moves no key's lifetime.
+ */
+import type { BudgetCharge, ChargeOutcome, ChargeRequest } from "../../store.js";
+import type { Timed } from "../client.js";
+import { CAP_GRACE_MS, EXPIRY_SLACK_MS, indexKey, SEQ_KEY, SEQ_TTL_MS } from "../key-layout.js";
+import { CHARGE_STEPS } from "./charge-steps.js";
+import { DAY_OF, NOW, READ_WINDOW } from "./prelude.js";
+import { readings, strings, type Script, type ScriptCall } from "./script.js";
+
+/**
+ * KEYS: 1 seq, 2 memo hash (this store's, this time slot's), budget_1..budget_n, [idempotency record],
+ *   [cap key without the day: `CHARGE` only], [the credential's index of idempotency records].
+ * ARGV: 1 clock (h|r), 2 now, 3 this call's nonce, 4 memo hash ttl ms ('0': no retries, nothing to
+ *   remember), 5 n, 6 refused (1|0), 7 fingerprint ('' = no idempotency key), 8 key ttl ms, 9 day,
+ *   10 cap limit ('' = no cap), 11 day end ms, 12 day offset ms, 13 and 14 the script's own (`own`),
+ *   15 expiry slack ms, 16 deadline (Redis ms; '' = none), then limit_i, window_i, then '1' when the
+ *   last KEY is the index.
+ */
+const header = (own: string) => `-- KEYS and ARGV, named (chargeCall in scripts/charge.ts builds them)
+local clock, now_arg, nonce, memo_ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local n, refused, fingerprint, key_ttl = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
+local day_arg, cap_limit, day_end, day_offset = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+local slack, deadline = tonumber(ARGV[15]), ARGV[16]
+local limits, wins, win_texts, budget_keys = {}, {}, {}, {}
+for i = 1, n do
+  limits[i], win_texts[i], budget_keys[i] = tonumber(ARGV[15 + 2 * i]), ARGV[16 + 2 * i], KEYS[2 + i]
+  wins[i] = tonumber(win_texts[i])
+end
+local seq_key, memo_key = KEYS[1], KEYS[2]
+local idem_key = fingerprint ~= '' and KEYS[3 + n] or nil
+local index_key = ARGV[17 + 2 * n] == '1' and KEYS[#KEYS] or nil
+${own}`;
+
+/** The order: the main chunk, after the script's own `take_cap`. */
+const ORDER = `
+-- mirrors runCharge (src/charge.ts): the same order and rules (budgets → idempotency → daily cap, all
+-- or nothing), held to it by the differential tests; take_cap is the script's own.
+-- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
+if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+local memo = remembered()
+if memo then return memo end
+-- DESIGN §2: a request refused because a budget is spent charges nothing
+if read_budgets() then return reply('s', '', '') end
+charge_budgets()
+if refused then return remember(reply('c', '0', '')) end
+if idem_key then
+  live = live_record()
+  if live and live.f ~= fingerprint then return remember(reply('x', live.f, '')) end
+end
+if cap_limit ~= '' then return take_cap() end
+if idem_key and not live then record(now + key_ttl) end
+return remember(reply('c', live and '1' or '0', ''))
+`;
+
+/**
+ * The source of a charge script: KEYS and ARGV named, the shared Lua, the steps, the script's own
+ * `take_cap`, the order.
+ *
+ * @param own - Lua naming ARGV 13 and 14 (and any KEY of the script's own).
+ * @param takeCap - Lua defining `local function take_cap()`, run when the request has a daily cap.
+ */
+export function chargeSource(own: string, takeCap: string): string {
+  return `${header(own)}${NOW}${DAY_OF}${READ_WINDOW}${CHARGE_STEPS}${takeCap}${ORDER}`;
+}
+
+/** A single primary's cap step: runCharge's, with members from the sequence key. */
+const TAKE_CAP = `
+-- runCharge's cap step
+local function take_cap()
+  -- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap
+  if live and live.m then return remember(reply('c', '1', '')) end
+  local day, reset_at = today()
+  local day_text = num(day)
+  local set = cap_key .. ':' .. day_text
+  local count = redis.call('SCARD', set)
+  if count >= tonumber(cap_limit) then return remember(reply('r', num(count), '')) end
+  local member
+  repeat
+    member = 'm' .. num(redis.call('INCR', seq_key))
+  until redis.call('SADD', set, member) == 1
+  redis.call('PEXPIRE', seq_key, seq_ttl)
+  local ttl = math.max(1, math.ceil(reset_at - now)) + cap_grace
+  redis.call('PEXPIRE', set, ttl)
+  -- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
+  redis.call('SET', cap_key .. ':day', day_text, 'PX', ttl)
+  if idem_key then record(live and live.e or now + key_ttl, day_text, member) end
+  return remember(reply('c', live and '1' or '0', member))
+end
+`;
+
+/**
+ * The charge script of a single primary (and of a cluster request whose cap, if any, is in the
+ * credential's slot). ARGV 13: cap grace ms, 14: seq ttl ms; the cap key is the KEY after the record.
+ * Reply: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
+ *   s (budget_spent), c (charged: a = replay 1|0, b = member), x (conflict: a = fingerprint),
+ *   r (cap_reached: a = count); or { 'e', Redis time } when the call ran past its deadline and did nothing.
+ */
+export const CHARGE: Script = {
+  source: chargeSource(
+    `local cap_grace, seq_ttl = tonumber(ARGV[13]), ARGV[14]
+local cap_key = KEYS[(idem_key and 4 or 3) + n]
+`,
+    TAKE_CAP,
+  ),
+  sha: "46fd40429ed38f04f145161133e5464dde387801",
+};
+
+/** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */
+export const CHARGE_TIMED: Timed = {
+  deadlineArg: 15,
+  timeOf: (reply) => (Array.isArray(reply) ? Number(reply[1]) : undefined),
+  expired: (reply) => Array.isArray(reply) && String(reply[0]) === "e",
+};
+
+/** What one call of a charge script is built from. */
+export interface ChargeCallInput {
+  readonly clock: "h" | "r";
+  readonly now: number;
+  readonly nonce: string;
+  /** How long the memo hash lives (ms); 0 writes no memo (no retries). */
+  readonly memoTtlMs: number;
+  readonly refused: boolean;
+  readonly budgets: readonly BudgetCharge[];
+  /** The idempotency key this script reads and writes, if any. */
+  readonly idempotency: ChargeRequest["idempotency"];
+  /** The daily cap, if any. */
+  readonly cap: ChargeRequest["cap"];
+  /** Redis Cluster step 1: step 2 takes the cap, and a new cap charge will use this member. */
+  readonly step2Member?: string | undefined;
+  /** The memo hash's store key. */
+  readonly memo: string;
+  /** A store key as Redis names it (prefix, and hash tag with a cluster). */
+  readonly key: (storeKey: string) => string;
+}
+
+/** Encodes KEYS and ARGV of `CHARGE` and `CLUSTER_STEP1` (see `header` above for the layout). */
+export function chargeCall(input: ChargeCallInput): ScriptCall {
+  const { budgets, idempotency: idem, cap, key, step2Member } = input;
+  const keys = [key(SEQ_KEY), key(input.memo), ...budgets.map((b) => key(b.key))];
+  if (idem !== undefined) keys.push(key(idem.key));
+  if (cap !== undefined && step2Member === undefined) keys.push(key(cap.key));
+  const args = [
+    input.clock,
+    String(input.now),
+    input.nonce,
+    String(input.memoTtlMs),
+    String(budgets.length),
+    input.refused ? "1" : "0",
+    idem?.fingerprint ?? "",
+    String(idem?.ttlMs ?? ""),
+    String(cap?.day ?? ""),
+    String(cap?.limit ?? ""),
+    String(cap?.resetAt ?? ""),
+    String(cap?.offsetMs ?? 0),
+    step2Member !== undefined && cap !== undefined ? cap.key : String(CAP_GRACE_MS),
+    step2Member ?? String(SEQ_TTL_MS),
+    String(EXPIRY_SLACK_MS),
+    "", // the deadline, set by the link
+  ];
+  for (const b of budgets) args.push(String(b.limit), String(b.windowMs));
+  // the credential's index of idempotency records (the last KEY), so that reset finds them in one round trip
+  if (idem?.scope !== undefined) {
+    keys.push(key(indexKey(idem.scope)));
+    args.push("1");
+  }
+  return { keys, args };
+}
+
+/** The windows of a charge reply (after its first five parts), with `now` when Redis's clock decided. */
+export function outcomeBase(now: string | undefined, flat: readonly string[]): Pick<ChargeOutcome, "windows" | "now"> {
+  return now === "" || now === undefined ? { windows: readings(flat) } : { windows: readings(flat), now: Number(now) };
+}
+
+/** Decodes a charge reply of kind s, x, r or c (see `CHARGE`) into the store's outcome. */
+export function decodeCharge(reply: unknown): ChargeOutcome {
+  return outcomeOf(strings(reply, "charge"));
+}
+
+/** {@link decodeCharge} of a reply already read as strings. */
+export function outcomeOf(reply: readonly string[]): ChargeOutcome {
+  const [kind, , now, a, b, ...rest] = reply;
+  const base = outcomeBase(now, rest);
+  switch (kind) {
+    case "s":
+      return { ...base, kind: "budget_spent" };
+    case "x":
+      return { ...base, kind: "conflict", fingerprint: a! };
+    case "r":
+      return { ...base, kind: "cap_reached", count: Number(a) };
+    case "c":
+      return b ? { ...base, kind: "charged", replay: a === "1", member: b } : { ...base, kind: "charged", replay: a === "1" };
+    default:
+      throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${reply.join(" ")}`);
+  }
+}

@@ -1,0 +1,41 @@
+/** The read script: budgets' windows without charging, for `GET /rate-limit` (`policy.status`). */
+import type { BudgetCharge, WindowReading } from "../../store.js";
+import { NOW, READ_WINDOW } from "./prelude.js";
+import { readings, strings, type Script, type ScriptCall } from "./script.js";
+
+/**
+ * KEYS: budget_1..budget_n. ARGV: 1 clock, 2 now, then window_i.
+ * Reply: { count_1, resetAt_1, ... } (0, 0 for a budget with no open window). With Redis's clock,
+ * each resetAt is moved into the host's clock (host now + time left by Redis's clock), so that the
+ * host measures the same seconds left as a decision's headers give.
+ */
+export const READ: Script = {
+  source: `-- KEYS and ARGV, named (readCall in scripts/read.ts builds them)
+local clock, now_arg = ARGV[1], ARGV[2]
+local wins = {}
+for i = 1, #KEYS do wins[i] = tonumber(ARGV[2 + i]) end
+${NOW}${READ_WINDOW}
+local shift = tonumber(now_arg) - now
+local res = {}
+for i = 1, #KEYS do
+  local count, reset_at, start = read_window(KEYS[i], wins[i], now)
+  if start == nil then
+    res[2 * i - 1], res[2 * i] = '0', '0'
+  else
+    res[2 * i - 1], res[2 * i] = num(count), num(reset_at + shift)
+  end
+end
+return res
+`,
+  sha: "0d4d9e3e6facd784c84fbd3847d925efeaeedb08",
+};
+
+/** Encodes a `READ` call; `key` names a store key in Redis. */
+export function readCall(budgets: readonly BudgetCharge[], clock: "h" | "r", now: number, key: (storeKey: string) => string): ScriptCall {
+  return { keys: budgets.map((b) => key(b.key)), args: [clock, String(now), ...budgets.map((b) => String(b.windowMs))] };
+}
+
+/** Decodes a `READ` reply: one reading per budget. */
+export function decodeRead(reply: unknown): WindowReading[] {
+  return readings(strings(reply, "read"));
+}

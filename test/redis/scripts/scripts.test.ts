@@ -1,0 +1,117 @@
+/**
+ * The Lua scripts of the Redis store (src/redis/scripts/): each file's SHA-1 literal is the SHA-1
+ * of its source, so that a changed script with a stale SHA fails here (EVALSHA would otherwise send
+ * one script's SHA for another's source: NOSCRIPT on every call, or worse, the old script). The
+ * store hashes nothing at load: `newsletter-policy/redis` needs no `node:crypto`. Needs no Redis.
+ */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Script } from "../../../src/redis/scripts/script.js";
+
+const root = new URL("../../../", import.meta.url).pathname;
+const dir = join(root, "src/redis/scripts");
+
+function isScript(value: unknown): value is Script {
+  return typeof value === "object" && value !== null && typeof (value as Script).source === "string" && typeof (value as Script).sha === "string";
+}
+
+/** Every exported script of every file under src/redis/scripts, by `<file> <export>`. */
+async function scripts(): Promise<Map<string, Script>> {
+  const found = new Map<string, Script>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".ts"))) {
+    const module = (await import(join(dir, file))) as Record<string, unknown>;
+    for (const [name, value] of Object.entries(module)) if (isScript(value)) found.set(`${file} ${name}`, value);
+  }
+  return found;
+}
+
+/** The Lua functions of a source (`local function` at the line's start, to the first `end` there) and the main chunk's lines. */
+function shape(source: string): { functions: Map<string, number>; main: number } {
+  const functions = new Map<string, number>();
+  let main = 0;
+  let open: { name: string; from: number } | undefined;
+  source.split("\n").forEach((line, i) => {
+    const start = /^local function (\w+)/.exec(line);
+    if (open === undefined && start !== null) open = { name: start[1]!, from: i };
+    else if (open !== undefined && line === "end") {
+      functions.set(open.name, i - open.from + 1);
+      open = undefined;
+    } else if (open === undefined && line.trim() !== "") main++;
+  });
+  expect(open, "a function that never ends").toBeUndefined();
+  return { functions, main };
+}
+
+describe("the Redis scripts (src/redis/scripts)", () => {
+  it("every script's SHA-1 literal is the SHA-1 of its source (EVALSHA sends the literal, EVAL the source)", async () => {
+    const all = await scripts();
+    expect([...all.keys()].sort()).toEqual([
+      "charge.ts CHARGE",
+      "cluster-counted.ts CLUSTER_COUNTED",
+      "cluster-release.ts CLUSTER_RELEASE",
+      "cluster-step1.ts CLUSTER_STEP1",
+      "cluster-step2.ts CLUSTER_STEP2",
+      "cluster-undo.ts CLUSTER_UNDO",
+      "read.ts READ",
+      "release.ts RELEASE",
+      "reset.ts RESET",
+    ]);
+    for (const [name, script] of all) {
+      expect(script.sha, `${name}: stale SHA-1, set it to the SHA-1 of the source`).toBe(createHash("sha1").update(script.source).digest("hex"));
+    }
+    expect(new Set([...all.values()].map((s) => s.sha)).size, "two scripts with one source").toBe(all.size);
+  });
+
+  it("KEYS and ARGV are named once, at the top of each script: no ARGV[n] below the header (the lines before the first blank one)", async () => {
+    for (const [name, { source }] of await scripts()) {
+      const lines = source.split("\n");
+      expect(lines[0], name).toMatch(/^-- KEYS and ARGV, named \(\w+ in scripts\/[\w-]+\.ts builds them\)$/);
+      const blank = lines.findIndex((line) => line.trim() === "");
+      const below = blank === -1 ? [] : lines.slice(blank).filter((line) => line.includes("ARGV["));
+      expect(below, name).toEqual([]);
+    }
+  });
+
+  it("no Lua function, and no script's main chunk, is over 60 lines", async () => {
+    for (const [name, { source }] of await scripts()) {
+      const { functions, main } = shape(source);
+      expect(main, `${name}: main chunk`).toBeLessThanOrEqual(60);
+      for (const [fn, lines] of functions) expect(lines, `${name}: ${fn}`).toBeLessThanOrEqual(60);
+    }
+  });
+
+  it("each rule is one Lua function shared by the scripts that need it, with a comment naming the TypeScript it mirrors", async () => {
+    const all = await scripts();
+    const defining = (fn: string) => [...all].filter(([, s]) => s.source.includes(`local function ${fn}(`)).map(([name]) => name).sort();
+    expect(defining("read_window")).toEqual(["charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
+    expect(defining("day_of")).toEqual(["charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "reset.ts RESET"]);
+    for (const [, script] of all) {
+      for (const [fn, mirrors] of [["read_window", "readWindow (src/charge.ts)"], ["day_of", "dayOf (src/keys.ts)"]] as const) {
+        // the same text wherever it is used: written once
+        if (script.source.includes(`local function ${fn}(`)) expect(script.source).toContain(`-- mirrors ${mirrors}`);
+      }
+    }
+    expect(all.get("charge.ts CHARGE")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
+    expect(all.get("cluster-step1.ts CLUSTER_STEP1")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
+    expect(all.get("release.ts RELEASE")!.source).toContain("-- mirrors runRelease (src/charge.ts)");
+  });
+
+  it("newsletter-policy/redis imports no Node built-in (no node:crypto): every module it reaches, by its imports", () => {
+    const seen = new Set<string>();
+    const builtins: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, "utf8");
+      for (const [, spec] of text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s+"([^"]+)"/gms)) {
+        if (spec!.startsWith(".")) visit(resolve(dirname(file), spec!.replace(/\.js$/, ".ts")));
+        else if (spec!.startsWith("node:") || ["crypto", "fs", "path", "os", "net", "child_process"].includes(spec!)) builtins.push(`${file.slice(root.length)}: ${spec}`);
+      }
+    };
+    visit(join(root, "src/redis/index.ts"));
+    expect(seen.size).toBeGreaterThan(10);
+    expect(builtins).toEqual([]);
+  });
+});
