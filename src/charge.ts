@@ -65,6 +65,18 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
   return { kind: "charged", windows: charged, replay: live !== undefined };
 }
 
+/**
+ * The same-day rule of a release (every store follows it): a ticket of a day other than the cap's
+ * latest charge's no longer uncounts, unless that day has ended and gone.
+ *
+ * @param ticketDay - the day on the release ticket.
+ * @param latestDay - the day of the cap's latest charge, while the store still holds that day;
+ *   undefined once it has ended and been forgotten (or when the cap was never charged).
+ */
+export function ticketDayCounts(ticketDay: number, latestDay: number | undefined): boolean {
+  return latestDay === undefined || latestDay === ticketDay;
+}
+
 /** Uncounts one cap charge and lets its key count again (DESIGN §7). True when it was counted. */
 export function runRelease(tx: CounterTx, ticket: ReleaseTicket, now: number): boolean {
   const removed = tx.removeCapMember(ticket.key, ticket.day, ticket.member);

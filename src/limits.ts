@@ -4,7 +4,10 @@
  * those. Validated like the config (a bad one throws PolicyConfigError naming the field), and
  * remembered by identity, so a host that keeps one limits object per plan validates it once.
  */
-import { knownKeys, policyHeader, record, wholeNumber, type BudgetOptions, type BudgetSpec, type CompiledConfig, type CompiledOperation } from "./config.js";
+import type { BudgetOptions, BudgetSpec, CompiledConfig } from "./config.js";
+import { knownKeys, record, wholeNumber } from "./config-fields.js";
+import { policyHeader, type CompiledOperation } from "./operations.js";
+import { remapRoutes } from "./router.js";
 import { PolicyConfigError } from "./errors.js";
 import type { CapName } from "./types.js";
 
@@ -84,8 +87,7 @@ export function withNumbers(config: CompiledConfig, budgetOf: (b: BudgetSpec) =>
     const own = swap(op.budgets);
     operations.set(op, Object.freeze({ ...op, budgets: own, policyHeader: policyHeader(own) }));
   }
-  const routes = new Map<string, readonly CompiledOperation[]>();
-  for (const [shape, list] of config.routes) routes.set(shape, Object.freeze(list.map((op) => operations.get(op)!)));
+  const routes = remapRoutes(config.routes, (op) => operations.get(op)!);
   const fallback = swap(config.fallback.budgets);
   return Object.freeze({
     ...config,

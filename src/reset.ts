@@ -12,8 +12,10 @@
 import { produce } from "immer";
 import { resolveConfig, type CompiledConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
-import { assertNow, assertUsage, capMembers, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./evaluate.js";
-import { budgetKey, capKey, dayOf, idempotencyKey, subjectOf } from "./keys.js";
+import { dayOf } from "./calendar.js";
+import { assertNow, assertUsage } from "./host-input.js";
+import { capMembers, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./snapshot.js";
+import { budgetKey, capKey, idempotencyScope, subjectOf } from "./store-keys.js";
 import type { Credential } from "./types.js";
 
 /**
@@ -58,12 +60,6 @@ export interface ResetRequest {
    * credential's records, see `ChargeRequest.idempotency.scope`).
    */
   readonly idempotencyScope?: string;
-}
-
-/** The credential's idempotency scope: every one of its record keys is `<scope>:<key>`. */
-export function idempotencyScope(subject: string): string {
-  const probe = idempotencyKey(subject, "");
-  return probe.slice(0, -1);
 }
 
 /** Validates a reset target (host input: a mistake throws, DESIGN §10). */

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { defineConfig } from "../config.js";
-import { dayOf } from "../keys.js";
+import { dayOf } from "../calendar.js";
 import { MemoryStore } from "../memory-store.js";
 import type { ResetRequest } from "../reset.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore, type WindowReading } from "../store.js";

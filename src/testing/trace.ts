@@ -2,7 +2,8 @@
  * Running a {@link Trace} through the pure API (`evaluate` over immer snapshots) or through a
  * stateful policy (`createPolicy` over a store), step by step, with a log of what each step saw.
  */
-import { capMembers, emptyUsage, evaluate, release, type Usage } from "../evaluate.js";
+import { emptyUsage, evaluate, release, type Usage } from "../evaluate.js";
+import { capMembers } from "../snapshot.js";
 import { createPolicy } from "../policy.js";
 import type { PolicyStore } from "../store.js";
 import type { Credential, Decision, PolicyRequest, RateLimitStatus } from "../types.js";
