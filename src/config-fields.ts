@@ -2,7 +2,7 @@
  * Validating the host's options, field by field: each reader checks one option and resolves it with
  * the spec's default. Invalid input throws PolicyConfigError naming the field and the fix (DESIGN §10).
  */
-import type { BudgetOptions, BudgetSpec, PolicyOptions } from "./config.js";
+import type { BudgetOptions, BudgetSpec, PolicyOptions } from "./config-types.js";
 import { PolicyConfigError } from "./errors.js";
 import { FAMILIES, LEVELS } from "./permissions.js";
 import type { CapName, Family, Level } from "./types.js";

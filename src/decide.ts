@@ -5,11 +5,10 @@
  * and the Redis scripts, stop where this order stops them), and {@link decide} puts the two
  * together into one answer. Render only presents the answer; it decides nothing.
  */
-import type { Plan } from "./plan.js";
+import type { Refusal } from "./refusal.js";
 import type { ChargeOutcome } from "./store.js";
 
-/** The checks of DESIGN §1, in order. */
-export type Check = "route" | "budgets" | "reach" | "permission" | "input" | "idempotency" | "cap";
+export type { Check } from "./refusal.js";
 
 /** What the store did, or that it failed (DESIGN §12: 503 by default, `failOpen` lets it through). */
 export type StoreResult = ChargeOutcome | { readonly kind: "store_failed"; readonly error: string; readonly failOpen: boolean };
@@ -42,13 +41,11 @@ export const CHARGES_BUDGETS: Readonly<Record<Answer, boolean>> = Object.freeze(
 });
 
 /**
- * The decision procedure: walks DESIGN §1's order over the plan's refusal and the store's result.
+ * The decision procedure: walks DESIGN §1's order over the plan's refusal (if any) and the store's result.
  * The store was asked to stop after the budgets when the plan refused (`ChargeRequest.refused`),
  * so a result past the budgets means every earlier check passed.
  */
-export function decide(plan: Pick<Plan, "refusal">, result: StoreResult): Answer {
-  const refusal = plan.refusal;
-
+export function decide(refusal: Refusal | undefined, result: StoreResult): Answer {
   // 1. route: a request that cannot be read, or names no operation, gets that answer whatever the
   //    counters say; charged to its budgets only when they had room (docs/decision-order.md)
   if (refusal?.check === "route") return result.kind === "charged" ? "refused" : "refused_uncharged";

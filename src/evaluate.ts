@@ -68,7 +68,7 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(read), now, usageData(usage).seq]));
   const charge = chargeRequest(planned, subject, config, now, requestId);
   const outcome = runCharge(tx, charge);
-  const decision = render(decide(planned, outcome), { plan: planned, charge, result: outcome, cap: countedCap(charge, outcome), config, now, requestId });
+  const decision = render(decide(planned.refusal, outcome), { plan: planned, charge, result: outcome, cap: countedCap(charge, outcome), config, now, requestId });
   return { decision, usage: tx.commit(now) };
 }
 

@@ -4,7 +4,7 @@
  * segments and the position of `{newsletter}`).
  */
 import { defaultOperations, type Method, type OperationSpec } from "./catalogue.js";
-import type { BudgetSpec } from "./config.js";
+import type { BudgetSpec } from "./config-types.js";
 import { isRecord, knownKeys, wholeNumber } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
 import { parseRequirement } from "./permissions.js";

@@ -4,26 +4,19 @@
  * check that made it, or a go-ahead carrying the idempotency key and daily cap the store must check.
  */
 import type { BudgetSpec, CompiledConfig } from "./config.js";
-import type { Check } from "./decide.js";
 import { requestFingerprint } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
-import { effectiveLevels, grantedLevel, heldPermissions, holds, isReadOnly, requirementParts, satisfies, type Effective } from "./permissions.js";
-import { normaliseRequest, queryValues, readList, type NormalRequest } from "./request.js";
+import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
+import { effectiveLevels, isReadOnly } from "./permissions.js";
+import { insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
+import { readList } from "./body-list.js";
+import { queryValues } from "./query.js";
+import { normaliseRequest, type NormalRequest } from "./request.js";
 import { route } from "./router.js";
-import type { CapName, Credential, Grants, Reason, Requirement, Roles } from "./types.js";
+import type { CapName, Credential, Reason, Roles } from "./types.js";
 
-/** A refusal decided before counting: the check that made it, its status, error fields and reason. */
-export interface Refusal {
-  /** Which of DESIGN §1's checks refused; decide.ts places it in the order. */
-  readonly check: Exclude<Check, "budgets" | "idempotency" | "cap">;
-  readonly status: 400 | 403 | 404;
-  readonly code: "invalid_request" | "insufficient_scope" | "not_found";
-  readonly message: string;
-  readonly param?: string;
-  readonly allowedValues?: readonly string[];
-  readonly reason: Reason;
-}
+export type { Refusal } from "./refusal.js";
 
 /** The plan for one request: what to charge, and what to answer if the budgets have room. */
 export interface Plan {
@@ -52,89 +45,6 @@ const LIMIT = /^0*[1-9][0-9]{0,14}$/;
 function roleOf(roles: Roles, newsletter: string): unknown {
   if (typeof roles === "function") return roles(newsletter);
   return Object.hasOwn(roles, newsletter) ? roles[newsletter] : undefined;
-}
-
-function notFound(newsletter: string | undefined, cause: "not_granted" | "no_role" | "unknown_role" | "unresolved"): Refusal {
-  // DESIGN §8: one answer for every cause, so that existence does not leak.
-  return { check: "reach", status: 404, code: "not_found", message: say.noReach(newsletter), reason: { rule: "no_reach", newsletter, cause } };
-}
-
-/** A 403 of spec §7's table: its case number, what was needed and what the credential holds. */
-interface ScopeFacts {
-  readonly specCase: 1 | 2 | 3 | 4 | 5 | 6 | 7;
-  readonly needed: Requirement;
-  readonly message: string;
-  readonly held: string[];
-  readonly param?: string;
-  readonly allowedValues?: readonly string[];
-}
-
-function insufficientScope({ specCase, needed, message, held, param, allowedValues }: ScopeFacts): Refusal {
-  return {
-    check: "permission",
-    status: 403,
-    code: "insufficient_scope",
-    message,
-    ...(param === undefined ? {} : { param }),
-    // spec §7: allowed_values is left out when there is nothing the credential may send
-    ...(allowedValues === undefined || allowedValues.length === 0 ? {} : { allowedValues }),
-    reason: { rule: "insufficient_scope", case: specCase, needed, held, ...(param === undefined ? {} : { param }) },
-  };
-}
-
-function invalid(param: string, detail: string): Refusal {
-  return { check: "input", status: 400, code: "invalid_request", message: say.invalidInput(param, detail), param, reason: { rule: "invalid_input", param, detail } };
-}
-
-/** spec §7 #1, #2: the operation's own permission. */
-function checkNeeds(op: CompiledOperation, request: NormalRequest, newsletter: string, grants: Grants, role: string, levels: Effective): Refusal | undefined {
-  if (op.needs === undefined) return undefined;
-  const need = requirementParts(op.needs);
-  if (need.account || satisfies(levels[need.family], need.level)) return undefined;
-  const held = heldPermissions(levels);
-  const facts: say.Needed = { method: request.method, path: request.path, needs: op.needs, newsletter, held };
-  const granted = grantedLevel(grants, need.family);
-  if (satisfies(granted, need.level)) {
-    // spec §7 #2: minted with the family, capped by the owner's role now; show what it holds after the cap
-    const message = say.cappedByRole(facts, need.family, granted, role, levels[need.family]);
-    return insufficientScope({ specCase: 2, needed: op.needs, message, held, allowedValues: [op.needs] });
-  }
-  return insufficientScope({ specCase: 1, needed: op.needs, message: say.lacksPermission(facts), held, allowedValues: [op.needs] });
-}
-
-/** spec §5.7 and §7 #4–#6: what a read-only credential may filter by. */
-function checkFilters(op: CompiledOperation, request: NormalRequest, newsletter: string, levels: Effective): Refusal | undefined {
-  const filters = op.spec.filters;
-  if (filters === undefined) return undefined;
-  for (const name of Object.keys(filters)) {
-    const values = queryValues(request.query, name);
-    if (values.length === 0) continue;
-    const allowed = filters[name]!.reader;
-    const refused = values.find((v) => !allowed.includes(v));
-    if (refused === undefined) continue;
-    // spec §5.7: write in any family lifts the restriction; name the operation's own family
-    const need = op.needs === undefined ? undefined : requirementParts(op.needs);
-    const needed: Requirement = need !== undefined && !need.account ? `${need.family}: write` : "content: write";
-    const held = heldPermissions(levels);
-    const message = say.filterNeedsWrite(request.path, name, refused, allowed, needed, newsletter, held);
-    return insufficientScope({ specCase: filters[name]!.specCase ?? (allowed.length === 0 ? 5 : 4), needed, message, held, param: name, allowedValues: allowed });
-  }
-  return undefined;
-}
-
-/** spec §7 #7: an expand path that needs a family (or `account: read`) the credential lacks. */
-function checkExpand(op: CompiledOperation, request: NormalRequest, newsletter: string, levels: Effective, account: boolean): Refusal | undefined {
-  const paths = op.spec.expand;
-  if (paths === undefined) return undefined;
-  for (const path of queryValues(request.query, "expand")) {
-    if (!Object.hasOwn(paths, path)) continue; // unknown paths are bad input, judged after permissions
-    if (holds(paths[path]!, levels, account)) continue;
-    const allowed = op.expandPaths.filter((p) => holds(paths[p]!, levels, account));
-    const held = heldPermissions(levels);
-    const message = say.expandNeedsPermission(path, request.path, paths[path]!, newsletter, held);
-    return insufficientScope({ specCase: 7, needed: paths[path]!, message, held, param: "expand", allowedValues: allowed });
-  }
-  return undefined;
 }
 
 /** DESIGN §10: bad input answers invalid_request naming the field. */

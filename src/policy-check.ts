@@ -47,7 +47,7 @@ function answer(asked: Asked, result: StoreResult, degraded?: boolean): Decision
   const { planned, charge, config, requestId } = asked;
   const now = result.kind === "store_failed" ? asked.t : (result.now ?? asked.t);
   const cap = result.kind === "store_failed" ? charge.cap : countedCap(charge, result);
-  return render(decide(planned, result), { plan: planned, charge, result, cap, config, now, requestId, degraded: degraded === true });
+  return render(decide(planned.refusal, result), { plan: planned, charge, result, cap, config, now, requestId, degraded: degraded === true });
 }
 
 /** The insurance store decides, with every limit × share; the main store is tried again next time. */
