@@ -1,7 +1,8 @@
 /**
- * The charge algorithm, once, over a {@link CounterTx}: budgets → idempotency → daily cap
- * (DESIGN §1), all or nothing. The Redis store's Lua script is the same algorithm in Lua and is
- * held to this one by differential tests.
+ * The charge algorithm, once, over a {@link CounterTx}: the three checks of decide.ts's order that
+ * need counters, budgets → idempotency → daily cap (DESIGN §1), all or nothing. It stops after the
+ * budgets when the plan already refused (`request.refused`): decide.ts answers with the plan's
+ * refusal then. The Redis store's Lua script mirrors it and is held to it by differential tests.
  */
 import type { ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
 import type { ReleaseTicket } from "./types.js";

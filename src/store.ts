@@ -30,7 +30,7 @@ export interface CapCharge {
 
 /** Everything one request may charge, handed to the store in one call. Plain JSON data. */
 export interface ChargeRequest {
-  /** The request id: unique per request, so a store can answer a retried call without charging twice. */
+  /** The request id (`req_…`), for a store's logs and traces. No store decides by it: idempotency is `idempotency.key`. */
   readonly id: string;
   /** The host's clock (ms). A store may use its own clock instead and report it as `ChargeOutcome.now`. */
   readonly now: number;
