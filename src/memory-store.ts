@@ -48,7 +48,7 @@ export class MemoryStore implements PolicyStore {
   private readonly windows = new ShardedMap<WindowRecord & { expiresAt: number }>();
   /** Cap days, by `key` + NUL + day: each day counts on its own (a clock step never wipes another day's count). */
   private readonly capDays = new ShardedMap<CapDay>();
-  /** Each cap key's latest charged day: a ticket of another day no longer uncounts (as the Redis store). */
+  /** Each cap key's latest charged day, for the same-day rule of a release (`ticketDayCounts` in charge.ts). */
   private readonly latest = new Map<string, { day: number; resetAt: number }>();
   private readonly keys = new ShardedMap<KeyRecord>();
   private members = 0;

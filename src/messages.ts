@@ -53,8 +53,19 @@ export function lacksAccount(method: string, path: string): string {
   return `${method} ${path} needs account: read; this credential does not hold it anywhere it reaches.`;
 }
 
+/** A read-only credential's filter that was refused: the filter, its value, and the values it may use. */
+export interface RefusedFilter {
+  readonly path: string;
+  readonly name: string;
+  readonly refused: string;
+  readonly allowed: readonly string[];
+  readonly needed: Requirement;
+  readonly newsletter: string;
+  readonly held: readonly string[];
+}
+
 /** spec §5.7, §7 #4–#6: a read-only credential filtering by what shows unpublished content. */
-export function filterNeedsWrite(path: string, name: string, refused: string, allowed: readonly string[], needed: Requirement, newsletter: string, held: readonly string[]): string {
+export function filterNeedsWrite({ path, name, refused, allowed, needed, newsletter, held }: RefusedFilter): string {
   const instead = allowed.length === 0 ? `may not use ${name}` : `may use ${name}=${allowed.join(" or ")} only`;
   return `Filtering ${path} by ${name}=${refused} shows unpublished content and needs write in a family of newsletter "${newsletter}", such as ${needed}; this credential is read-only there and holds ${heldPhrase(held)}, so it ${instead}.`;
 }

@@ -41,7 +41,7 @@ export function checkFilters(op: CompiledOperation, request: NormalRequest, news
     const need = op.needs === undefined ? undefined : requirementParts(op.needs);
     const needed: Requirement = need !== undefined && !need.account ? `${need.family}: write` : "content: write";
     const held = heldPermissions(levels);
-    const message = say.filterNeedsWrite(request.path, name, refused, allowed, needed, newsletter, held);
+    const message = say.filterNeedsWrite({ path: request.path, name, refused, allowed, needed, newsletter, held });
     return insufficientScope({ specCase: filters[name]!.specCase ?? (allowed.length === 0 ? 5 : 4), needed, message, held, param: name, allowedValues: allowed });
   }
   return undefined;

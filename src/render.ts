@@ -71,7 +71,10 @@ function decision(f: Facts, { headers, reason, charged, refused, release }: Show
   return built;
 }
 
-function refusal(f: Facts, status: RefusalStatus, code: ErrorCode, message: string, param?: string, allowedValues?: readonly string[]): Refused {
+/** The optional fields of an error body (spec §7: left out when they do not apply). */
+type ErrorFields = Pick<Refusal, "param" | "allowedValues">;
+
+function refusal(f: Facts, status: RefusalStatus, code: ErrorCode, message: string, { param, allowedValues }: ErrorFields = {}): Refused {
   const error: ErrorObject = { code, message, request_id: f.requestId, docs_url: `${f.config.docsUrl}/${code}` };
   if (param !== undefined) error.param = param;
   if (allowedValues !== undefined) error.allowed_values = [...allowedValues];
@@ -79,7 +82,7 @@ function refusal(f: Facts, status: RefusalStatus, code: ErrorCode, message: stri
 }
 
 function byPlan(f: Facts, headers: Record<string, string>, planned: Refusal, charged: Decision["charged"]): Decision {
-  const refused = refusal(f, planned.status, planned.code, planned.message, planned.param, planned.allowedValues);
+  const refused = refusal(f, planned.status, planned.code, planned.message, planned);
   return decision(f, { headers, reason: planned.reason, charged, refused });
 }
 
@@ -95,7 +98,7 @@ function conflict(f: Facts, headers: Record<string, string>, fingerprint: string
   const key = f.plan.idempotencyKey!;
   const first = describeFingerprint(fingerprint);
   const message = say.idempotencyConflict(key, first, first === describeFingerprint(f.plan.fingerprint));
-  return decision(f, { headers, reason: { rule: "idempotency_conflict", key }, charged, refused: refusal(f, 409, "conflict", message, "Idempotency-Key") });
+  return decision(f, { headers, reason: { rule: "idempotency_conflict", key }, charged, refused: refusal(f, 409, "conflict", message, { param: "Idempotency-Key" }) });
 }
 
 function capReached(f: Facts, headers: Record<string, string>, count: number, charged: Decision["charged"]): Decision {

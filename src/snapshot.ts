@@ -24,7 +24,8 @@ export interface CapDay {
 /**
  * A daily cap's counts, by day. Each day counts on its own: a request stamped on another day (a
  * clock stepped across midnight, or days ahead) never replaces or wipes today's count. `latest` is
- * the day of the latest charge: a release ticket of another day no longer uncounts, as in every store.
+ * the day of the latest charge: a release ticket of another day no longer uncounts, as in every store
+ * (`ticketDayCounts` in charge.ts).
  */
 export interface CapRecord {
   readonly latest: number;
