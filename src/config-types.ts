@@ -3,15 +3,9 @@
  * config.ts validates and compiles them.
  */
 import type { OperationSpec } from "./catalogue.js";
-import type { Family, Level } from "./types.js";
+import type { BudgetOptions, Family, Level } from "./types.js";
 
-/** A budget's size and window (spec §8). */
-export interface BudgetOptions {
-  /** Requests per window, a whole number ≥ 1. */
-  limit: number;
-  /** Window in whole seconds ≥ 1. */
-  window: number;
-}
+export type { BudgetOptions } from "./types.js";
 
 /** Everything a host may configure; every field is optional and defaults to the spec's numbers. */
 export interface PolicyOptions {
