@@ -1,7 +1,8 @@
 /**
- * The charge algorithm, once, over a {@link CounterTx}: budgets → idempotency → daily cap
- * (DESIGN §1), all or nothing. The Redis store's Lua script is the same algorithm in Lua and is
- * held to this one by differential tests.
+ * The charge algorithm, once, over a {@link CounterTx}: the three checks of decide.ts's order that
+ * need counters, budgets → idempotency → daily cap (DESIGN §1), all or nothing. It stops after the
+ * budgets when the plan already refused (`request.refused`): decide.ts answers with the plan's
+ * refusal then. The Redis store's Lua script mirrors it and is held to it by differential tests.
  */
 import type { ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
@@ -63,6 +64,18 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
     tx.setKeyRecord(idem.key, { fingerprint: idem.fingerprint, expiresAt: now + idem.ttlMs });
   }
   return { kind: "charged", windows: charged, replay: live !== undefined };
+}
+
+/**
+ * The same-day rule of a release (every store follows it): a ticket of a day other than the cap's
+ * latest charge's no longer uncounts, unless that day has ended and gone.
+ *
+ * @param ticketDay - the day on the release ticket.
+ * @param latestDay - the day of the cap's latest charge, while the store still holds that day;
+ *   undefined once it has ended and been forgotten (or when the cap was never charged).
+ */
+export function ticketDayCounts(ticketDay: number, latestDay: number | undefined): boolean {
+  return latestDay === undefined || latestDay === ticketDay;
 }
 
 /** Uncounts one cap charge and lets its key count again (DESIGN §7). True when it was counted. */

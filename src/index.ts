@@ -2,7 +2,9 @@
  * newsletter-policy: for each request of a newsletter API, may it go on; which budgets and daily
  * caps it charges; and, when refused, the exact status, error body and rate-limit headers.
  */
-export { evaluate, release, emptyUsage, prune } from "./evaluate.js";
+export { evaluate, release } from "./evaluate.js";
+export { emptyUsage } from "./snapshot.js";
+export { prune } from "./prune.js";
 export { createPolicy } from "./policy.js";
 export { reset } from "./reset.js";
 export { MemoryStore } from "./memory-store.js";
@@ -12,13 +14,17 @@ export { PolicyConfigError } from "./errors.js";
 export { defaultOperations } from "./catalogue.js";
 export { permitted } from "./permitted.js";
 
-export type { Usage, PolicyState } from "./evaluate.js";
-export type { Policy, CreatePolicyOptions, StatusOptions } from "./policy.js";
-export type { Limits } from "./limits.js";
+export type { PolicyState } from "./evaluate.js";
+export type { Usage } from "./snapshot.js";
+export type { Policy, CreatePolicyOptions, StatusOptions } from "./policy-types.js";
+export type { Limits } from "./types.js";
 export type { Insurance } from "./insurance.js";
-export type { ResetTarget, ResetRequest, ResetCap } from "./reset.js";
+export type { ResetTarget } from "./reset.js";
+export type { ResetRequest, ResetCap } from "./store.js";
 export type { MemoryStoreOptions } from "./memory-store.js";
-export type { PolicyConfig, PolicyOptions, PolicyWarning, BudgetOptions, BudgetSpec } from "./config.js";
+export type { PolicyConfig } from "./config.js";
+export type { PolicyOptions, PolicyWarning, BudgetSpec } from "./config-types.js";
+export type { BudgetOptions } from "./types.js";
 export type { ScopeGrant } from "./oauth.js";
 export type { OperationSpec, FilterRule, ListField, Method } from "./catalogue.js";
 export type { Permissions, PermittedOperation, PermittedRefusal, FilterValues } from "./permitted.js";

@@ -4,23 +4,14 @@
  * those. Validated like the config (a bad one throws PolicyConfigError naming the field), and
  * remembered by identity, so a host that keeps one limits object per plan validates it once.
  */
-import { knownKeys, policyHeader, record, wholeNumber, type BudgetOptions, type BudgetSpec, type CompiledConfig, type CompiledOperation } from "./config.js";
+import type { CompiledConfig } from "./config.js";
+import type { BudgetSpec } from "./config-types.js";
+import { knownKeys, record, wholeNumber } from "./config-fields.js";
+import { policyHeader, type CompiledOperation } from "./operations.js";
+import { remapRoutes } from "./router.js";
 import { PolicyConfigError } from "./errors.js";
-import type { CapName } from "./types.js";
+import type { CapName, Limits } from "./types.js";
 
-/**
- * The limits of one plan: the same shape as the config's `budgets` and `caps`, every field optional.
- * A field left out keeps the config's value. Only budgets the config has can be given.
- *
- * @example
- * const paid: Limits = { budgets: { audience: { limit: 240 } }, caps: { dispatch: { limit: 100 } } };
- */
-export interface Limits {
-  /** Budget sizes and windows (window in whole seconds), by budget name. */
-  readonly budgets?: Readonly<Record<string, Readonly<Partial<BudgetOptions>>>>;
-  /** Daily caps: dispatches per newsletter, test sends per credential. */
-  readonly caps?: { readonly dispatch?: { readonly limit?: number }; readonly testSend?: { readonly limit?: number } };
-}
 
 /** The effective config of one limits object, per base config. */
 const byLimits = new WeakMap<object, WeakMap<CompiledConfig, CompiledConfig>>();
@@ -84,8 +75,7 @@ export function withNumbers(config: CompiledConfig, budgetOf: (b: BudgetSpec) =>
     const own = swap(op.budgets);
     operations.set(op, Object.freeze({ ...op, budgets: own, policyHeader: policyHeader(own) }));
   }
-  const routes = new Map<string, readonly CompiledOperation[]>();
-  for (const [shape, list] of config.routes) routes.set(shape, Object.freeze(list.map((op) => operations.get(op)!)));
+  const routes = remapRoutes(config.routes, (op) => operations.get(op)!);
   const fallback = swap(config.fallback.budgets);
   return Object.freeze({
     ...config,

@@ -4,43 +4,11 @@
  * forgotten a few at a time on every call (an expiry wheel keyed by when each entry ends), so
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
-import { readWindow, runCharge, runRelease } from "./charge.js";
-import type { ResetRequest } from "./reset.js";
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, WindowReading, WindowRecord } from "./store.js";
-import { fnv1a } from "./hash.js";
+import { readWindow, runCharge, runRelease, ticketDayCounts } from "./charge.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading, WindowRecord } from "./store.js";
+import { heapPop, heapPush } from "./min-heap.js";
+import { ShardedMap } from "./sharded-map.js";
 import type { ReleaseTicket } from "./types.js";
-
-/**
- * A Map in 64 shards by a hash of the key. V8 rehashes a Map whenever deletions leave it a quarter
- * full: one Map of a million entries then stalls a call for ~100 ms while it is forgotten. Shards
- * keep each rehash to 1/64 of the entries.
- */
-class ShardedMap<V> {
-  private readonly shards: Map<string, V>[] = Array.from({ length: 64 }, () => new Map<string, V>());
-  size = 0;
-
-  private shard(key: string): Map<string, V> {
-    return this.shards[fnv1a(key) & 63]!;
-  }
-  get(key: string): V | undefined {
-    return this.shard(key).get(key);
-  }
-  set(key: string, value: V): void {
-    const shard = this.shard(key);
-    const before = shard.size;
-    shard.set(key, value);
-    this.size += shard.size - before;
-  }
-  delete(key: string): boolean {
-    const deleted = this.shard(key).delete(key);
-    if (deleted) this.size--;
-    return deleted;
-  }
-  /** Every key, shard by shard (deleting the key in hand while iterating is safe). */
-  *keys(): IterableIterator<string> {
-    for (const shard of this.shards) yield* shard.keys();
-  }
-}
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -79,7 +47,7 @@ export class MemoryStore implements PolicyStore {
   private readonly windows = new ShardedMap<WindowRecord & { expiresAt: number }>();
   /** Cap days, by `key` + NUL + day: each day counts on its own (a clock step never wipes another day's count). */
   private readonly capDays = new ShardedMap<CapDay>();
-  /** Each cap key's latest charged day: a ticket of another day no longer uncounts (as the Redis store). */
+  /** Each cap key's latest charged day, for the same-day rule of a release (`ticketDayCounts` in charge.ts). */
   private readonly latest = new Map<string, { day: number; resetAt: number }>();
   private readonly keys = new ShardedMap<KeyRecord>();
   private members = 0;
@@ -243,8 +211,7 @@ export class MemoryStore implements PolicyStore {
       this.latest.set(cap.key, { day: cap.day, resetAt: cap.resetAt });
     },
     removeCapMember: (key, day, member) => {
-      const marker = this.latest.get(key);
-      if (marker !== undefined && marker.day !== day) return false;
+      if (!ticketDayCounts(day, this.latest.get(key)?.day)) return false;
       return this.capDays.get(`${key}\u0000${day}`)?.members.delete(member) ?? false;
     },
     keyRecord: (key) => this.keys.get(key),
@@ -255,30 +222,4 @@ export class MemoryStore implements PolicyStore {
     },
     nextMember: () => `m${++this.members}`,
   };
-}
-
-function heapPush(heap: number[], value: number): void {
-  let i = heap.push(value) - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (heap[parent]! <= value) break;
-    heap[i] = heap[parent]!;
-    i = parent;
-  }
-  heap[i] = value;
-}
-
-function heapPop(heap: number[]): void {
-  const last = heap.pop()!;
-  if (heap.length === 0) return;
-  let i = 0;
-  for (;;) {
-    const left = 2 * i + 1;
-    if (left >= heap.length) break;
-    const child = left + 1 < heap.length && heap[left + 1]! < heap[left]! ? left + 1 : left;
-    if (heap[child]! >= last) break;
-    heap[i] = heap[child]!;
-    i = child;
-  }
-  heap[i] = last;
 }

@@ -79,7 +79,7 @@ export function isReadOnly(levels: Effective): boolean {
 }
 
 /** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */
-export function heldList(levels: Effective): string[] {
+export function heldPermissions(levels: Effective): string[] {
   const held: string[] = [];
   for (const family of FAMILIES) if (levels[family] !== "none") held.push(`${family}: ${levels[family]}`);
   return held;

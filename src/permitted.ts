@@ -3,8 +3,10 @@
  * stage (the same route, reach, permission, filter and expand rules `evaluate` applies), without
  * counting anything: for a UI that greys out buttons, and for support staff answering "why 403?".
  */
-import { resolveConfig, type CompiledOperation, type PolicyConfig, type PolicyOptions } from "./config.js";
-import { assertCredential, assertRoles } from "./evaluate.js";
+import { resolveConfig, type PolicyConfig } from "./config.js";
+import type { CompiledOperation } from "./operations.js";
+import type { PolicyOptions } from "./config-types.js";
+import { assertCredential, assertRoles } from "./host-input.js";
 import type { Method } from "./catalogue.js";
 import { plan, type Plan } from "./plan.js";
 import type { PolicyRequest, Requirement, Who } from "./types.js";

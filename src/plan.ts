@@ -1,38 +1,22 @@
 /**
- * Stage one, plan: everything that can be decided without counters. Route, reach, permission and
- * input limits give either a refusal (still charged to the request's budgets when they have room)
- * or a go-ahead carrying the idempotency key and daily cap the charge stage must check.
+ * Stage one, plan: everything that can be decided without counters (DESIGN §1 checks route, reach,
+ * permission and input; decide.ts holds the whole order). Gives either a refusal, tagged with the
+ * check that made it, or a go-ahead carrying the idempotency key and daily cap the store must check.
  */
-import type { BudgetSpec, CompiledOperation, CompiledConfig } from "./config.js";
-import {
-  effectiveLevels,
-  grantedLevel,
-  heldList,
-  holds,
-  isReadOnly,
-  requirementParts,
-  satisfies,
-  type Effective,
-} from "./permissions.js";
+import type { CompiledConfig } from "./config.js";
+import type { BudgetSpec } from "./config-types.js";
 import { requestFingerprint } from "./fingerprint.js";
-import { normaliseRequest, queryValues, readList, type NormalRequest } from "./request.js";
-import type { CapName, Credential, Grants, Reason, Requirement, Roles } from "./types.js";
+import * as say from "./messages.js";
+import type { CompiledOperation } from "./operations.js";
+import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
+import { effectiveLevels, isReadOnly } from "./permissions.js";
+import { insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
+import { readList } from "./body-list.js";
+import { queryValues } from "./query.js";
+import { normaliseRequest, type NormalRequest } from "./request.js";
+import { route } from "./router.js";
+import type { CapName, Credential, Reason, Roles } from "./types.js";
 
-/** A refusal decided before counting: its status, error fields and reason. */
-export interface Refusal {
-  /**
-   * `route`: the descriptor is malformed or names no operation. DESIGN §1 puts route before budgets,
-   * so such a refusal stands whatever the counters say. `plan`: reach, permission or input, which
-   * come after budgets.
-   */
-  readonly stage: "route" | "plan";
-  readonly status: 400 | 403 | 404;
-  readonly code: "invalid_request" | "insufficient_scope" | "not_found";
-  readonly message: string;
-  readonly param?: string;
-  readonly allowedValues?: readonly string[];
-  readonly reason: Reason;
-}
 
 /** The plan for one request: what to charge, and what to answer if the budgets have room. */
 export interface Plan {
@@ -58,136 +42,9 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 // A positive whole number a JS integer holds exactly (15 digits); the spec sets no maximum (§8).
 const LIMIT = /^0*[1-9][0-9]{0,14}$/;
 
-function route(config: CompiledConfig, request: NormalRequest): CompiledOperation | undefined {
-  const candidates = config.routes.get(`${request.method} ${request.segments.length}`);
-  if (candidates === undefined) return undefined;
-  outer: for (const op of candidates) {
-    for (let i = 0; i < op.segments.length; i++) {
-      const literal = op.segments[i];
-      if (literal !== null && literal !== request.segments[i]) continue outer;
-    }
-    return op;
-  }
-  return undefined;
-}
-
 function roleOf(roles: Roles, newsletter: string): unknown {
   if (typeof roles === "function") return roles(newsletter);
   return Object.hasOwn(roles, newsletter) ? roles[newsletter] : undefined;
-}
-
-function notFound(newsletter: string | undefined, cause: "not_granted" | "no_role" | "unknown_role" | "unresolved"): Refusal {
-  // DESIGN §8: one answer for every cause, so that existence does not leak.
-  return {
-    stage: "plan",
-    status: 404,
-    code: "not_found",
-    message: newsletter === undefined ? "The resource was not found." : `Newsletter "${newsletter}" was not found for this credential.`,
-    reason: { rule: "no_reach", newsletter, cause },
-  };
-}
-
-function held(levels: Effective): string {
-  const list = heldList(levels);
-  return list.length === 0 ? "nothing" : list.join(", ");
-}
-
-function scope(
-  kase: 1 | 2 | 3 | 4 | 5 | 6 | 7,
-  needed: Requirement,
-  message: string,
-  holds: string[],
-  param?: string,
-  allowedValues?: readonly string[],
-): Refusal {
-  return {
-    stage: "plan",
-    status: 403,
-    code: "insufficient_scope",
-    message,
-    ...(param === undefined ? {} : { param }),
-    // spec §7: allowed_values is left out when there is nothing the credential may send
-    ...(allowedValues === undefined || allowedValues.length === 0 ? {} : { allowedValues }),
-    reason: { rule: "insufficient_scope", case: kase, needed, held: holds, ...(param === undefined ? {} : { param }) },
-  };
-}
-
-function invalid(param: string, detail: string): Refusal {
-  return { stage: "plan", status: 400, code: "invalid_request", message: `${param} ${detail}.`, param, reason: { rule: "invalid_input", param, detail } };
-}
-
-/** spec §7 #1, #2: the operation's own permission. */
-function checkNeeds(
-  op: CompiledOperation,
-  request: NormalRequest,
-  newsletter: string,
-  grants: Grants,
-  role: string,
-  levels: Effective,
-): Refusal | undefined {
-  if (op.needs === undefined) return undefined;
-  const need = requirementParts(op.needs);
-  if (need.account || satisfies(levels[need.family], need.level)) return undefined;
-  const what = `${request.method} ${request.path} needs ${op.needs} on newsletter "${newsletter}"`;
-  const granted = grantedLevel(grants, need.family);
-  if (satisfies(granted, need.level)) {
-    // spec §7 #2: minted with the family, capped by the owner's role now; show what it holds after the cap
-    return scope(
-      2,
-      op.needs,
-      `${what}. The credential was granted ${need.family}: ${granted}, but its owner's current role "${role}" caps it at ${need.family}: ${levels[need.family]}; after the cap it holds ${held(levels)} there.`,
-      heldList(levels),
-      undefined,
-      [op.needs],
-    );
-  }
-  return scope(1, op.needs, `${what}; this credential holds ${held(levels)} there.`, heldList(levels), undefined, [op.needs]);
-}
-
-/** spec §5.7 and §7 #4–#6: what a read-only credential may filter by. */
-function checkFilters(op: CompiledOperation, request: NormalRequest, newsletter: string, levels: Effective): Refusal | undefined {
-  const filters = op.spec.filters;
-  if (filters === undefined) return undefined;
-  for (const name of Object.keys(filters)) {
-    const values = queryValues(request.query, name);
-    if (values.length === 0) continue;
-    const allowed = filters[name]!.reader;
-    const refused = values.find((v) => !allowed.includes(v));
-    if (refused === undefined) continue;
-    // spec §5.7: write in any family lifts the restriction; name the operation's own family
-    const need = op.needs === undefined ? undefined : requirementParts(op.needs);
-    const needed: Requirement = need !== undefined && !need.account ? `${need.family}: write` : "content: write";
-    const instead = allowed.length === 0 ? `may not use ${name}` : `may use ${name}=${allowed.join(" or ")} only`;
-    return scope(
-      filters[name]!.specCase ?? (allowed.length === 0 ? 5 : 4),
-      needed,
-      `Filtering ${request.path} by ${name}=${refused} shows unpublished content and needs write in a family of newsletter "${newsletter}", such as ${needed}; this credential is read-only there and holds ${held(levels)}, so it ${instead}.`,
-      heldList(levels),
-      name,
-      allowed,
-    );
-  }
-  return undefined;
-}
-
-/** spec §7 #7: an expand path that needs a family (or `account: read`) the credential lacks. */
-function checkExpand(op: CompiledOperation, request: NormalRequest, newsletter: string, levels: Effective, account: boolean): Refusal | undefined {
-  const paths = op.spec.expand;
-  if (paths === undefined) return undefined;
-  for (const path of queryValues(request.query, "expand")) {
-    if (!Object.hasOwn(paths, path)) continue; // unknown paths are bad input, judged after permissions
-    if (holds(paths[path]!, levels, account)) continue;
-    const allowed = op.expandPaths.filter((p) => holds(paths[p]!, levels, account));
-    return scope(
-      7,
-      paths[path]!,
-      `expand=${path} on ${request.path} needs ${paths[path]} on newsletter "${newsletter}"; this credential holds ${held(levels)} there.`,
-      heldList(levels),
-      "expand",
-      allowed,
-    );
-  }
-  return undefined;
 }
 
 /** DESIGN §10: bad input answers invalid_request naming the field. */
@@ -211,8 +68,8 @@ function checkInput(op: CompiledOperation, request: NormalRequest): Refusal | un
   return undefined;
 }
 
-/** The plan's fields that are known before the last stage; one shape, so the hot path stays monomorphic. */
-interface Draft {
+/** The plan's fields known once the request is routed; one shape, so the hot path stays monomorphic. */
+interface Routed {
   operation: CompiledOperation | undefined;
   budgets: readonly BudgetSpec[];
   policyHeader: string;
@@ -221,18 +78,18 @@ interface Draft {
   requestId: string | undefined;
 }
 
-function finish(draft: Draft, refusal: Refusal | undefined, idempotencyKey: string | undefined, fingerprint = ""): Plan {
+function planOf(routed: Routed, refusal: Refusal | undefined, idempotencyKey: string | undefined, fingerprint = ""): Plan {
   return {
-    operation: draft.operation,
-    budgets: draft.budgets,
-    policyHeader: draft.policyHeader,
-    newsletter: draft.newsletter,
-    view: draft.view,
+    operation: routed.operation,
+    budgets: routed.budgets,
+    policyHeader: routed.policyHeader,
+    newsletter: routed.newsletter,
+    view: routed.view,
     refusal,
     idempotencyKey,
     fingerprint,
-    cap: draft.operation?.spec.cap,
-    requestId: draft.requestId,
+    cap: routed.operation?.spec.cap,
+    requestId: routed.requestId,
   };
 }
 
@@ -240,13 +97,36 @@ function finish(draft: Draft, refusal: Refusal | undefined, idempotencyKey: stri
  * The last input check, the Idempotency-Key of a write, once everything else passed. Only then is
  * the request fingerprinted (its body hashed), so requests without a key pay nothing for it.
  */
-function settle(op: CompiledOperation, request: NormalRequest, draft: Draft, refusal: Refusal | undefined): Plan {
-  if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return finish(draft, refusal, undefined);
+function withIdempotencyKey(op: CompiledOperation, request: NormalRequest, routed: Routed, refusal: Refusal | undefined): Plan {
+  if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return planOf(routed, refusal, undefined);
   const key = request.idempotencyKey;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
-    return finish(draft, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined);
+    return planOf(routed, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined);
   }
-  return finish(draft, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body));
+  return planOf(routed, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body));
+}
+
+/** Reach (DESIGN §8: minted for the newsletter and a role there now), then permission and input. */
+function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, routed: Routed, credential: Credential, roles: Roles): Plan {
+  const newsletter = op.newsletterAt >= 0 ? request.segments[op.newsletterAt] : request.newsletter;
+  routed.newsletter = newsletter;
+  if (newsletter === undefined) return planOf(routed, notFound(undefined, "unresolved"), undefined);
+  const grants = Object.hasOwn(credential.newsletters, newsletter) ? credential.newsletters[newsletter] : undefined;
+  if (typeof grants !== "object" || grants === null) return planOf(routed, notFound(newsletter, "not_granted"), undefined);
+  const role = roleOf(roles, newsletter);
+  if (role === undefined || role === null) return planOf(routed, notFound(newsletter, "no_role"), undefined);
+  const cap = typeof role === "string" ? config.roles.get(role) : undefined;
+  if (cap === undefined) return planOf(routed, notFound(newsletter, "unknown_role"), undefined);
+
+  const levels = effectiveLevels(grants, cap);
+  const readOnly = isReadOnly(levels);
+  routed.view = readOnly ? "reader" : "full";
+  const refusal =
+    checkNeeds(op, request, newsletter, grants, role as string, levels) ??
+    (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
+    checkExpand(op, request, newsletter, levels, credential.account === true) ??
+    checkInput(op, request);
+  return withIdempotencyKey(op, request, routed, refusal);
 }
 
 /**
@@ -256,22 +136,12 @@ function settle(op: CompiledOperation, request: NormalRequest, draft: Draft, ref
 export function plan(config: CompiledConfig, input: unknown, credential: Credential, roles: Roles): Plan {
   const request = normaliseRequest(input);
   if (!("segments" in request)) {
-    const draft: Draft = { operation: undefined, budgets: config.fallback.budgets, policyHeader: config.fallback.policyHeader, newsletter: undefined, view: undefined, requestId: undefined };
-    return finish(
-      draft,
-      {
-        stage: "route",
-        status: 400,
-        code: "invalid_request",
-        message: `The request's ${request.param} ${request.detail}.`,
-        param: request.param,
-        reason: { rule: "malformed_request", param: request.param, detail: request.detail },
-      },
-      undefined,
-    );
+    const routed: Routed = { operation: undefined, budgets: config.fallback.budgets, policyHeader: config.fallback.policyHeader, newsletter: undefined, view: undefined, requestId: undefined };
+    const reason: Reason = { rule: "malformed_request", param: request.param, detail: request.detail };
+    return planOf(routed, { check: "route", status: 400, code: "invalid_request", message: say.malformedRequest(request.param, request.detail), param: request.param, reason }, undefined);
   }
-  const op = route(config, request);
-  const draft: Draft = {
+  const op = route(config.routes, request);
+  const routed: Routed = {
     operation: op,
     budgets: op === undefined ? config.fallback.budgets : op.budgets,
     policyHeader: op === undefined ? config.fallback.policyHeader : op.policyHeader,
@@ -281,49 +151,16 @@ export function plan(config: CompiledConfig, input: unknown, credential: Credent
   };
   if (op === undefined) {
     // DESIGN §11: unknown operations fail closed
-    return finish(
-      draft,
-      {
-        stage: "route",
-        status: 404,
-        code: "not_found",
-        message: `No operation matches ${request.method} ${request.path}.`,
-        reason: { rule: "unknown_operation", method: request.method, path: request.path.slice(0, 200) },
-      },
-      undefined,
-    );
+    const reason: Reason = { rule: "unknown_operation", method: request.method, path: request.path.slice(0, 200) };
+    return planOf(routed, { check: "route", status: 404, code: "not_found", message: say.unknownOperation(request.method, request.path), reason }, undefined);
   }
-
   if (op.needs === "account: read") {
-    if (credential.account !== true) {
-      // spec §7 #3
-      const message = `${request.method} ${request.path} needs account: read; this credential does not hold it anywhere it reaches.`;
-      return finish(draft, scope(3, "account: read", message, [], undefined, ["account: read"]), undefined);
-    }
-    return settle(op, request, draft, checkInput(op, request));
+    if (credential.account === true) return withIdempotencyKey(op, request, routed, checkInput(op, request));
+    // spec §7 #3
+    const message = say.lacksAccount(request.method, request.path);
+    return planOf(routed, insufficientScope({ specCase: 3, needed: "account: read", message, held: [], allowedValues: ["account: read"] }), undefined);
   }
-
-  const scoped = op.newsletterAt >= 0 || op.needs !== undefined || op.spec.cap !== undefined;
-  if (!scoped) return settle(op, request, draft, checkInput(op, request));
-
-  // DESIGN §8: reach = minted for the newsletter and a role there now
-  const newsletter = op.newsletterAt >= 0 ? request.segments[op.newsletterAt] : request.newsletter;
-  draft.newsletter = newsletter;
-  if (newsletter === undefined) return finish(draft, notFound(undefined, "unresolved"), undefined);
-  const grants = Object.hasOwn(credential.newsletters, newsletter) ? credential.newsletters[newsletter] : undefined;
-  if (typeof grants !== "object" || grants === null) return finish(draft, notFound(newsletter, "not_granted"), undefined);
-  const role = roleOf(roles, newsletter);
-  if (role === undefined || role === null) return finish(draft, notFound(newsletter, "no_role"), undefined);
-  const cap = typeof role === "string" ? config.roles.get(role) : undefined;
-  if (cap === undefined) return finish(draft, notFound(newsletter, "unknown_role"), undefined);
-
-  const levels = effectiveLevels(grants, cap);
-  const readOnly = isReadOnly(levels);
-  draft.view = readOnly ? "reader" : "full";
-  const refusal =
-    checkNeeds(op, request, newsletter, grants, role as string, levels) ??
-    (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
-    checkExpand(op, request, newsletter, levels, credential.account === true) ??
-    checkInput(op, request);
-  return settle(op, request, draft, refusal);
+  const onNewsletter = op.newsletterAt >= 0 || op.needs !== undefined || op.spec.cap !== undefined;
+  if (!onNewsletter) return withIdempotencyKey(op, request, routed, checkInput(op, request));
+  return planOnNewsletter(config, op, request, routed, credential, roles);
 }

@@ -10,11 +10,16 @@
  * newsletter's dispatch count (that count belongs to the newsletter).
  */
 import { produce } from "immer";
-import { resolveConfig, type CompiledConfig, type PolicyConfig, type PolicyOptions } from "./config.js";
+import { resolveConfig, type CompiledConfig, type PolicyConfig } from "./config.js";
+import type { PolicyOptions } from "./config-types.js";
 import { PolicyConfigError } from "./errors.js";
-import { assertNow, assertUsage, capMembers, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./evaluate.js";
-import { budgetKey, capKey, dayOf, idempotencyKey, subjectOf } from "./keys.js";
+import { dayOf } from "./calendar.js";
+import { assertNow, assertUsage } from "./host-input.js";
+import { capMembers, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./snapshot.js";
+import { budgetKey, capKey, idempotencyScope, subjectOf } from "./store-keys.js";
+import type { ResetRequest } from "./store.js";
 import type { Credential } from "./types.js";
+
 
 /**
  * What to reset: one credential (its budgets, test sends and idempotency records) or one
@@ -25,46 +30,6 @@ import type { Credential } from "./types.js";
  * await policy.reset({ newsletter: "nl_1" });
  */
 export type ResetTarget = { readonly credential: Pick<Credential, "id" | "kind"> } | { readonly newsletter: string };
-
-/**
- * A daily cap's count to clear: the cap key (without the day) and the day.
- *
- * @example
- * const cap: ResetCap = { key: "d:4.nl_1", day: 20_414, offsetMs: 0 };
- */
-export interface ResetCap {
-  readonly key: string;
-  /** Day index by the host's clock (see `CapCharge.day`). */
-  readonly day: number;
-  /** The day start's offset from UTC midnight (ms), for a store that reads its own clock. */
-  readonly offsetMs: number;
-}
-
-/**
- * Exactly what a store clears for one reset; plain JSON data, built by the policy. A store clears
- * these and nothing else.
- *
- * @example
- * // what policy.reset({ newsletter: "nl_1" }) asks of the store
- * const request: ResetRequest = { windows: [], caps: [{ key: "d:4.nl_1", day: 20_414, offsetMs: 0 }] };
- */
-export interface ResetRequest {
-  /** Budget window keys to clear (their counts start again at the next charge). */
-  readonly windows: readonly string[];
-  /** Daily caps whose count for `day` is cleared (every member of that day). */
-  readonly caps: readonly ResetCap[];
-  /**
-   * Clear every idempotency record whose key starts with this scope followed by `:` (the
-   * credential's records, see `ChargeRequest.idempotency.scope`).
-   */
-  readonly idempotencyScope?: string;
-}
-
-/** The credential's idempotency scope: every one of its record keys is `<scope>:<key>`. */
-export function idempotencyScope(subject: string): string {
-  const probe = idempotencyKey(subject, "");
-  return probe.slice(0, -1);
-}
 
 /** Validates a reset target (host input: a mistake throws, DESIGN §10). */
 export function assertTarget(target: unknown, field: string): asserts target is ResetTarget {

@@ -3,7 +3,6 @@
  * request, so that a remote store can check and charge them all or none in one atomic step and one
  * round trip (a Lua script on Redis).
  */
-import type { ResetRequest } from "./reset.js";
 import type { CapName, ReleaseTicket } from "./types.js";
 
 /** One budget to check and charge. */
@@ -30,7 +29,7 @@ export interface CapCharge {
 
 /** Everything one request may charge, handed to the store in one call. Plain JSON data. */
 export interface ChargeRequest {
-  /** The request id: unique per request, so a store can answer a retried call without charging twice. */
+  /** The request id (`req_…`), for a store's logs and traces. No store decides by it: idempotency is `idempotency.key`. */
   readonly id: string;
   /** The host's clock (ms). A store may use its own clock instead and report it as `ChargeOutcome.now`. */
   readonly now: number;
@@ -138,3 +137,37 @@ export interface CounterTx {
 
 /** How long an Idempotency-Key lives (DESIGN §7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A daily cap's count to clear: the cap key (without the day) and the day.
+ *
+ * @example
+ * const cap: ResetCap = { key: "d:4.nl_1", day: 20_414, offsetMs: 0 };
+ */
+export interface ResetCap {
+  readonly key: string;
+  /** Day index by the host's clock (see `CapCharge.day`). */
+  readonly day: number;
+  /** The day start's offset from UTC midnight (ms), for a store that reads its own clock. */
+  readonly offsetMs: number;
+}
+
+/**
+ * Exactly what a store clears for one reset; plain JSON data, built by the policy. A store clears
+ * these and nothing else.
+ *
+ * @example
+ * // what policy.reset({ newsletter: "nl_1" }) asks of the store
+ * const request: ResetRequest = { windows: [], caps: [{ key: "d:4.nl_1", day: 20_414, offsetMs: 0 }] };
+ */
+export interface ResetRequest {
+  /** Budget window keys to clear (their counts start again at the next charge). */
+  readonly windows: readonly string[];
+  /** Daily caps whose count for `day` is cleared (every member of that day). */
+  readonly caps: readonly ResetCap[];
+  /**
+   * Clear every idempotency record whose key starts with this scope followed by `:` (the
+   * credential's records, see `ChargeRequest.idempotency.scope`).
+   */
+  readonly idempotencyScope?: string;
+}

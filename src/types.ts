@@ -1,5 +1,3 @@
-import type { Limits } from "./limits.js";
-
 /**
  * The public vocabulary of newsletter-policy: who asks, what they ask, and what the policy answers.
  * Everything here is plain data; nothing in this file runs.
@@ -215,3 +213,25 @@ export interface RefusedDecision extends DecisionBase {
 
 /** The policy's answer for one request. */
 export type Decision = AllowedDecision | RefusedDecision;
+
+/** A budget's size and window (spec §8). */
+export interface BudgetOptions {
+  /** Requests per window, a whole number ≥ 1. */
+  limit: number;
+  /** Window in whole seconds ≥ 1. */
+  window: number;
+}
+
+/**
+ * The limits of one plan: the same shape as the config's `budgets` and `caps`, every field optional.
+ * A field left out keeps the config's value. Only budgets the config has can be given.
+ *
+ * @example
+ * const paid: Limits = { budgets: { audience: { limit: 240 } }, caps: { dispatch: { limit: 100 } } };
+ */
+export interface Limits {
+  /** Budget sizes and windows (window in whole seconds), by budget name. */
+  readonly budgets?: Readonly<Record<string, Readonly<Partial<BudgetOptions>>>>;
+  /** Daily caps: dispatches per newsletter, test sends per credential. */
+  readonly caps?: { readonly dispatch?: { readonly limit?: number }; readonly testSend?: { readonly limit?: number } };
+}

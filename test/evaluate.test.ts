@@ -1,7 +1,7 @@
 import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, type PolicyState } from "../src/index.js";
-import { recordsIn, usageData } from "../src/evaluate.js";
+import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
 
 describe("evaluate is pure", () => {

@@ -5,7 +5,7 @@
  * so it runs on any runtime with the Fetch API.
  */
 import { PolicyConfigError } from "../errors.js";
-import type { Policy } from "../policy.js";
+import type { Policy } from "../policy-types.js";
 import type { AllowedDecision, Decision, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
 
 /**

@@ -6,7 +6,8 @@
 import { readFile } from "node:fs/promises";
 import { extname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { defineConfig, type PolicyConfig, type PolicyOptions } from "../config.js";
+import { defineConfig, type PolicyConfig } from "../config.js";
+import type { PolicyOptions } from "../config-types.js";
 import { CliError } from "./cli-error.js";
 
 /**

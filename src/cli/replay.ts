@@ -3,7 +3,8 @@
  * snapshot of the counters, then summed per credential and newsletter. Pure: no files, no clock.
  */
 import type { PolicyConfig } from "../config.js";
-import { emptyUsage, evaluate } from "../evaluate.js";
+import { evaluate } from "../evaluate.js";
+import { emptyUsage } from "../snapshot.js";
 import { outcomeOf, type Outcome } from "./outcome.js";
 import { count, emptyTally, type Tally } from "./tally.js";
 import { timeOf, type TraceLine } from "./trace-file.js";

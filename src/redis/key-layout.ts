@@ -2,7 +2,7 @@
  * The key layout (docs/redis.md, "Key layout"): how the store names its own keys, which hash slot a
  * key goes to with Redis Cluster, and how long keys outlive what they hold.
  */
-import type { ResetRequest } from "../reset.js";
+import type { ResetRequest } from "../store.js";
 
 /** Cap sets outlive their day by this much, so a host whose clock runs behind still finds them. */
 export const CAP_GRACE_MS = 60 * 60 * 1000;
@@ -38,7 +38,7 @@ export function redisKey(prefix: string, cluster: boolean, key: string, tag: str
 }
 
 /**
- * The id of a store key built by `keys.ts` (`<kind>:<length>.<id>…`), or undefined for a key of
+ * The id of a store key built by `store-keys.ts` (`<kind>:<length>.<id>…`), or undefined for a key of
  * another shape.
  */
 function scopedId(key: string, kinds: string): string | undefined {

@@ -6,7 +6,7 @@
  */
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
-import type { ResetRequest } from "../reset.js";
+import type { ResetRequest } from "../store.js";
 import { Link } from "./client.js";
 import { chargeOnCluster } from "./cluster-charge.js";
 import { bySlot, capSlotTag, credentialTag, isNewsletterTag, memoKey, redisKey } from "./key-layout.js";

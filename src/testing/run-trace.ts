@@ -2,7 +2,9 @@
  * Running a {@link Trace} through the pure API (`evaluate` over immer snapshots) or through a
  * stateful policy (`createPolicy` over a store), step by step, with a log of what each step saw.
  */
-import { capMembers, emptyUsage, evaluate, release, type Usage } from "../evaluate.js";
+import { evaluate, release } from "../evaluate.js";
+import { emptyUsage, type Usage } from "../snapshot.js";
+import { capMembers } from "../snapshot.js";
 import { createPolicy } from "../policy.js";
 import type { PolicyStore } from "../store.js";
 import type { Credential, Decision, PolicyRequest, RateLimitStatus } from "../types.js";

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { defineConfig, emptyUsage, evaluate, permitted, PolicyConfigError, type Credential, type Permissions } from "../../src/index.js";
-import { normaliseRequest, queryValues } from "../../src/request.js";
+import { queryValues } from "../../src/query.js";
+import { normaliseRequest } from "../../src/request.js";
 import { arbConfig, arbCredential, arbRequest, arbRoles, EXTRA_OPERATIONS } from "../../src/testing/index.js";
 import { params } from "../properties/settings.js";
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, MemoryStore, prune, type Usage } from "../../src/index.js";
-import { recordsIn, usageData } from "../../src/evaluate.js";
+import { recordsIn, usageData } from "../../src/snapshot.js";
 import type { ChargeRequest } from "../../src/store.js";
 import { T0, key, post } from "../fixtures.js";
 

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { evaluate } from "../../src/index.js";
-import { recordIn, recordsIn, usageData } from "../../src/evaluate.js";
-import { budgetKey, subjectOf } from "../../src/keys.js";
+import { recordIn, recordsIn, usageData } from "../../src/snapshot.js";
+import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { arbTrace, runPureTrace } from "../../src/testing/index.js";
 import { BudgetModel, isBudget429, requests } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { release, type Usage } from "../../src/index.js";
-import { capMembers, recordsIn, usageData } from "../../src/evaluate.js";
+import { capMembers, recordsIn, usageData } from "../../src/snapshot.js";
 import { arbTrace, runPureTrace, type TraceEntry } from "../../src/testing/index.js";
 import { OPERATIONS, fingerprintOf, isBudget429, isCap429, isPlanRefusal, requests, validKey, whose } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { evaluate, release } from "../../src/index.js";
-import { usageData } from "../../src/evaluate.js";
+import { usageData } from "../../src/snapshot.js";
 import { arbTrace, runPureTrace } from "../../src/testing/index.js";
 import { deepFreeze, requests } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";

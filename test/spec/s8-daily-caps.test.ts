@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, release } from "../../src/index.js";
-import { usageData } from "../../src/evaluate.js";
+import { usageData } from "../../src/snapshot.js";
 import { Session, T0, key, post } from "../fixtures.js";
 
 const sender = (id = "key_1") => key({ nl_1: { sending: "write", content: "write" }, nl_2: { sending: "write" } }, false, id);

@@ -4,7 +4,7 @@
  * script keeps: every record it creates is added to `<prefix>i:<scope>`, in the credential's slot
  * with a cluster). No SCAN: the keys are known from the key layout and the index.
  */
-import type { ResetRequest } from "../../reset.js";
+import type { ResetRequest } from "../../store.js";
 import { indexKey } from "../key-layout.js";
 import { DAY_OF, NOW } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";

@@ -1,6 +1,6 @@
 /** The arbitrary of policy options: small budgets and caps, an extra role, host operations and odd day starts. */
 import fc from "fast-check";
-import type { PolicyOptions } from "../../config.js";
+import type { PolicyOptions } from "../../config-types.js";
 import { arbGrants } from "./credentials.js";
 import { EXTRA_OPERATIONS } from "./vocabulary.js";
 

@@ -3,7 +3,7 @@
  * moves, roles change mid-trace, sends are released and `GET /rate-limit` is read.
  */
 import fc from "fast-check";
-import type { PolicyOptions } from "../../config.js";
+import type { PolicyOptions } from "../../config-types.js";
 import type { Credential, Grants, PolicyRequest } from "../../types.js";
 import { arbConfig } from "./config.js";
 import { arbCredential, arbRoleName, arbRoles, own } from "./credentials.js";

@@ -2,7 +2,7 @@
  * What conforming stores must agree on: an outcome, a decision and a trace entry with what may
  * legitimately differ between stores (a cap member's value, `now`, a past day's release) removed.
  */
-import { dayOf } from "../../keys.js";
+import { dayOf } from "../../calendar.js";
 import type { ChargeOutcome, WindowReading } from "../../store.js";
 import type { Decision } from "../../types.js";
 import type { TraceEntry } from "../run-trace.js";
@@ -52,7 +52,7 @@ export function comparableEntry(entry: TraceEntry, offsetMs: number): unknown {
     case "request":
       return { kind: entry.kind, decision: comparableDecision(entry.decision) };
     case "release": {
-      // TODO(integrator): use core same-day rule (a ticket's day against dayOf(now, offset).day)
+      // a release of a past day's charge is unspecified (see releaseBoth in run-program.ts)
       const sameDay = entry.released?.release !== undefined && entry.released.release.day === dayOf(entry.now, offsetMs).day;
       return { kind: entry.kind, uncounted: sameDay ? entry.uncounted : "past day" };
     }

@@ -1,5 +1,6 @@
 /** The builders a scripted conformance case writes its requests with, and the shape of such a case. */
-import { dayOf } from "../../keys.js";
+import { dayOf } from "../../calendar.js";
+import { releaseTicket } from "../../charge-request.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "../../store.js";
 import type { CapName, ReleaseTicket } from "../../types.js";
 
@@ -39,9 +40,7 @@ export function kit(start: number, prefix: string) {
       request(at, budgets, { cap: cap("nl", limit, start + at), ...(idempotencyKey && { idempotency: key(idempotencyKey, "POST /articles/a_1/send") }) }),
     ticket: (request: ChargeRequest, outcome: ChargeOutcome): ReleaseTicket => {
       if (outcome.kind !== "charged" || outcome.member === undefined || request.cap === undefined) throw new Error("no cap charge to release");
-      // TODO(integrator): use core releaseTicket (the ticket { cap, key, day, member } and its idempotencyKey)
-      const ticket = { cap: request.cap.name, key: request.cap.key, day: request.cap.day, member: outcome.member };
-      return request.idempotency === undefined ? ticket : { ...ticket, idempotencyKey: request.idempotency.key };
+      return releaseTicket(request, outcome.member);
     },
   };
 }

@@ -3,7 +3,7 @@
  * (when reported) and its windows line up with the request, and `reset` exists before it is called.
  */
 import { expect } from "vitest";
-import type { ResetRequest } from "../../reset.js";
+import type { ResetRequest } from "../../store.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../../store.js";
 
 /** `store.charge(request)`, checking the outcome's `now` and its number of windows. */

@@ -1,30 +1,15 @@
 /**
- * Store keys. Every id is length-prefixed, so that no two (credential, name) pairs can ever spell
- * the same key, whatever characters the ids hold.
+ * What the store is asked, and what it hands back for `release`: a planned request turned into
+ * store keys and limits ({@link chargeRequest}), the cap as the store counted it, and the release
+ * ticket of a cap charge ({@link releaseTicket}).
  */
-import type { BudgetSpec, CompiledConfig } from "./config.js";
+import { dayOf } from "./calendar.js";
+import type { CompiledConfig } from "./config.js";
+import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
-import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type ChargeRequest } from "./store.js";
-import type { CapName, Credential } from "./types.js";
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-function scoped(kind: string, id: string): string {
-  return `${kind}:${id.length}.${id}`;
-}
-
-/**
- * Whose counters: spec §5.1 and §8.3 count budgets per API key or per OAuth authorisation, so an
- * API key and an authorisation that happen to share an id never share a budget.
- */
-export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
-  return `${credential.kind === "oauth" ? "o" : "k"}.${credential.id}`;
-}
-
-/** The store key of one credential's budget. */
-export function budgetKey(subject: string, budget: string): string {
-  return `${scoped("b", subject)}:${budget}`;
-}
+import { budgetKey, capKey, idempotencyKey, idempotencyScope } from "./store-keys.js";
+import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest } from "./store.js";
+import type { ReleaseTicket } from "./types.js";
 
 /**
  * Recent credentials' budget charges, so that a hot credential's keys are built (and hashed by the
@@ -52,22 +37,6 @@ export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): 
   return charges;
 }
 
-/** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */
-export function capKey(cap: CapName, subject: string, newsletter: string): string {
-  return cap === "dispatch" ? scoped("d", newsletter) : scoped("t", subject);
-}
-
-/** DESIGN §7: a key is scoped to the credential. */
-export function idempotencyKey(subject: string, key: string): string {
-  return `${scoped("k", subject)}:${key}`;
-}
-
-/** The day a moment falls in, and when that day ends (DESIGN §6: midnight UTC by default). */
-export function dayOf(now: number, offsetMs: number): { day: number; resetAt: number } {
-  const day = Math.floor((now + offsetMs) / DAY_MS);
-  return { day, resetAt: (day + 1) * DAY_MS - offsetMs };
-}
-
 /** Everything the store must check and charge for a planned request. */
 export function chargeRequest(plan: Plan, subject: string, config: CompiledConfig, now: number, id: string): ChargeRequest {
   const budgets = budgetCharges(subject, plan.budgets);
@@ -75,10 +44,33 @@ export function chargeRequest(plan: Plan, subject: string, config: CompiledConfi
   const idempotency =
     plan.idempotencyKey === undefined
       ? undefined
-      : { key: idempotencyKey(subject, plan.idempotencyKey), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, scope: scoped("k", subject) };
+      : { key: idempotencyKey(subject, plan.idempotencyKey), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, scope: idempotencyScope(subject) };
   const cap =
     plan.cap === undefined || plan.newsletter === undefined
       ? undefined
       : { name: plan.cap, key: capKey(plan.cap, subject, plan.newsletter), limit: config.caps[plan.cap].limit, offsetMs: config.dayOffsetMs, ...dayOf(now, config.dayOffsetMs) };
   return { id, now, budgets, refused: false, ...(idempotency && { idempotency }), ...(cap && { cap }) };
+}
+
+/**
+ * The cap as the store counted it: the request's, or, when the store decided by its own clock
+ * (`outcome.now`, e.g. Redis TIME), the day and reset by that clock.
+ */
+export function countedCap(charge: ChargeRequest, outcome: Pick<ChargeOutcome, "now">): CapCharge | undefined {
+  const cap = charge.cap;
+  if (cap === undefined || outcome.now === undefined) return cap;
+  return { ...cap, ...dayOf(outcome.now, cap.offsetMs) };
+}
+
+/**
+ * The ticket `release` needs: the cap charge as the store made it.
+ *
+ * @param charge - the request the store charged; it carried a cap.
+ * @param member - `outcome.member`, the cap charge the store made.
+ * @param day - the day the store counted it on (default: the request's).
+ */
+export function releaseTicket(charge: ChargeRequest, member: string, day: number = charge.cap!.day): ReleaseTicket {
+  const cap = charge.cap!;
+  const ticket = { cap: cap.name, key: cap.key, day, member };
+  return charge.idempotency === undefined ? ticket : { ...ticket, idempotencyKey: charge.idempotency.key };
 }

@@ -1,0 +1,133 @@
+/**
+ * Validating the host's options, field by field: each reader checks one option and resolves it with
+ * the spec's default. Invalid input throws PolicyConfigError naming the field and the fix (DESIGN §10).
+ */
+import type { BudgetSpec, PolicyOptions } from "./config-types.js";
+import type { BudgetOptions } from "./types.js";
+import { PolicyConfigError } from "./errors.js";
+import { FAMILIES, LEVELS } from "./permissions.js";
+import type { CapName, Family, Level } from "./types.js";
+
+const BUILT_IN_BUDGETS: Record<string, BudgetOptions> = {
+  general: { limit: 600, window: 60 },
+  audience: { limit: 60, window: 60 },
+  write: { limit: 60, window: 60 },
+};
+
+const ALL_WRITE = Object.freeze(Object.fromEntries(FAMILIES.map((f) => [f, "write"])) as Record<Family, Level>);
+
+/** owner and admin can grant everything; an editor holds at most `settings: read` (spec §5.6). */
+const BUILT_IN_ROLES: ReadonlyArray<[string, Readonly<Record<Family, Level>>]> = [
+  ["owner", ALL_WRITE],
+  ["admin", ALL_WRITE],
+  ["editor", Object.freeze({ ...ALL_WRITE, settings: "read" as Level })],
+];
+
+const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+/** The `docsUrl` when the host sets none (a placeholder: `defineConfig` warns about it). */
+export const DEFAULT_DOCS_URL = "https://docs.example.com/errors";
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+/** Host typos fail loudly: a key the option does not know names itself (DESIGN §10). */
+export function knownKeys(value: Record<string, unknown>, field: string, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const where = field === "" ? key : `${field}.${key}`;
+      throw new PolicyConfigError(where, `is not an option here; known: ${known.join(", ")}`);
+    }
+  }
+}
+
+/** An object option, or a PolicyConfigError saying what it must be. */
+export function record(value: unknown, field: string, what: string): Record<string, unknown> {
+  if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${value === null ? "null" : typeof value}`);
+  return value;
+}
+
+/** A whole number ≥ `min`. */
+export function wholeNumber(value: unknown, field: string, min: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new PolicyConfigError(field, `must be a whole number ≥ ${min}; got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Every budget in policy order: the built-in ones with the host's sizes, then the host's. */
+export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] {
+  if (options !== undefined && !isRecord(options)) throw new PolicyConfigError("budgets", "must be an object");
+  const names = [...Object.keys(BUILT_IN_BUDGETS), ...Object.keys(options ?? {}).filter((n) => !(n in BUILT_IN_BUDGETS))];
+  return names.map((name, order) => {
+    if (!NAME.test(name)) throw new PolicyConfigError(`budgets.${name}`, "must be named in lower case: a-z, 0-9, _ or -");
+    const given = options !== undefined && Object.hasOwn(options, name) ? record(options[name], `budgets.${name}`, "an object { limit, window }") : {};
+    knownKeys(given, `budgets.${name}`, ["limit", "window"]);
+    const base = BUILT_IN_BUDGETS[name];
+    const limit = wholeNumber(given.limit ?? base?.limit, `budgets.${name}.limit`, 1);
+    const window = wholeNumber(given.window ?? base?.window, `budgets.${name}.window`, 1);
+    return Object.freeze({ name, limit, window, order });
+  });
+}
+
+/** The built-in roles and the host's (a family left out is capped at `none`). */
+export function resolveRoles(options: PolicyOptions["roles"]): Map<string, Readonly<Record<Family, Level>>> {
+  const roles = new Map(BUILT_IN_ROLES);
+  if (options === undefined) return roles;
+  if (!isRecord(options)) throw new PolicyConfigError("roles", "must be an object of role name → family caps");
+  for (const [name, caps] of Object.entries(options)) {
+    if (roles.has(name)) throw new PolicyConfigError(`roles.${name}`, "is built in; give your role another name");
+    if (!isRecord(caps)) throw new PolicyConfigError(`roles.${name}`, "must be an object of family → level");
+    const resolved = {} as Record<Family, Level>;
+    for (const family of FAMILIES) resolved[family] = "none";
+    for (const [family, level] of Object.entries(caps)) {
+      if (!(FAMILIES as readonly string[]).includes(family)) {
+        throw new PolicyConfigError(`roles.${name}.${family}`, `is not a family; use one of ${FAMILIES.join(", ")}`);
+      }
+      if (!(LEVELS as readonly unknown[]).includes(level)) {
+        throw new PolicyConfigError(`roles.${name}.${family}`, `must be none, read or write; got ${String(level)}`);
+      }
+      resolved[family as Family] = level as Level;
+    }
+    roles.set(name, Object.freeze(resolved));
+  }
+  return roles;
+}
+
+/** The daily caps' limits (spec §8: 25 dispatches per newsletter, 50 test sends per credential). */
+export function resolveCaps(options: PolicyOptions["caps"]): Readonly<Record<CapName, { readonly limit: number }>> {
+  const caps = record(options ?? {}, "caps", "an object { dispatch?, testSend? }");
+  knownKeys(caps, "caps", ["dispatch", "testSend"]);
+  const capLimit = (name: CapName, fallback: number): number => {
+    if (caps[name] === undefined) return fallback;
+    const cap = record(caps[name], `caps.${name}`, "an object { limit }");
+    knownKeys(cap, `caps.${name}`, ["limit"]);
+    return wholeNumber(cap.limit ?? fallback, `caps.${name}.limit`, 1);
+  };
+  const dispatch = capLimit("dispatch", 25);
+  const testSend = capLimit("testSend", 50);
+  return Object.freeze({ dispatch: Object.freeze({ limit: dispatch }), testSend: Object.freeze({ limit: testSend }) });
+}
+
+/** The base of `docs_url`, without a trailing slash. */
+export function resolveDocsUrl(docsUrl: unknown): string {
+  const parsedUrl = typeof docsUrl === "string" && URL.canParse(docsUrl) ? new URL(docsUrl) : undefined;
+  // spec §2: docs_url is `{docs_url}/<code>`, so the base is an http(s) URL without query or fragment
+  if (parsedUrl === undefined || (parsedUrl.protocol !== "https:" && parsedUrl.protocol !== "http:") || parsedUrl.search !== "" || parsedUrl.hash !== "") {
+    throw new PolicyConfigError("docsUrl", `must be an absolute http(s) URL without a query or fragment; got ${String(docsUrl)}`);
+  }
+  return (docsUrl as string).replace(/\/+$/, "");
+}
+
+/** The unit of `Retry-After` for daily caps. */
+export function resolveDailyRetryAfter(value: unknown): "hours" | "seconds" {
+  if (value !== "hours" && value !== "seconds") throw new PolicyConfigError("dailyRetryAfter", `must be "hours" or "seconds"`);
+  return value;
+}
+
+/** Where a day starts, in minutes from UTC midnight. */
+export function resolveDayOffset(offset: unknown): number {
+  if (typeof offset !== "number" || !Number.isInteger(offset) || Math.abs(offset) >= 24 * 60) {
+    throw new PolicyConfigError("dayStartsAtUtcOffsetMinutes", "must be a whole number of minutes between -1439 and 1439");
+  }
+  return offset;
+}

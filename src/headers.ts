@@ -1,0 +1,64 @@
+/**
+ * The rate-limit headers of spec §8 and the figures behind them: `RateLimit-*` on every response,
+ * `Retry-After` on a 429.
+ */
+import type { BudgetSpec } from "./config-types.js";
+import type { Plan } from "./plan.js";
+import type { WindowReading } from "./store.js";
+import type { BudgetFigures, BudgetReport } from "./types.js";
+
+const HOUR_MS = 3_600_000;
+
+/** A budget's figures after this request (DESIGN §4: an unused budget shows its size and whole window). */
+export function figures(budget: BudgetSpec, reading: WindowReading, now: number): BudgetFigures {
+  const remaining = Math.max(0, budget.limit - reading.count);
+  const reset = reading.resetAt > now ? Math.max(1, Math.ceil((reading.resetAt - now) / 1000)) : budget.window;
+  return { limit: budget.limit, remaining, reset };
+}
+
+/**
+ * The four `RateLimit-*` headers (spec §8). The budget "closest to running out" has the fewest
+ * requests remaining; ties go to the longer reset, then to policy order (DESIGN §5).
+ */
+export function rateLimitHeaders(plan: Pick<Plan, "budgets" | "policyHeader">, windows: readonly WindowReading[], now: number): Record<string, string> {
+  let best: BudgetFigures | undefined;
+  for (let i = 0; i < plan.budgets.length; i++) {
+    const f = figures(plan.budgets[i]!, windows[i]!, now);
+    if (best === undefined || f.remaining < best.remaining || (f.remaining === best.remaining && f.reset > best.reset)) best = f;
+  }
+  return {
+    "RateLimit-Policy": plan.policyHeader,
+    "RateLimit-Limit": String(best!.limit),
+    "RateLimit-Remaining": String(best!.remaining),
+    "RateLimit-Reset": String(best!.reset),
+  };
+}
+
+/**
+ * The `RateLimit-*` headers when the store could not be read: spec §1.3 and §7 want them on every
+ * response, so they are sent with the figures that claim nothing: no request known to be left, and
+ * a reset of 1 s (the store may be back at once). Ties go to policy order (DESIGN §5).
+ */
+export function uncountedHeaders(plan: Pick<Plan, "budgets" | "policyHeader">, now: number): Record<string, string> {
+  const windows = plan.budgets.map((b) => ({ count: b.limit, resetAt: now + 1000 }));
+  return rateLimitHeaders(plan, windows, now);
+}
+
+/**
+ * The spent budgets of a 429 (DESIGN §3): `named` is `general` when it is spent, else the first
+ * spent one; `retryAfter` is the longest wait among them, in seconds.
+ */
+export function spentBudgets(plan: Pick<Plan, "budgets">, windows: readonly WindowReading[], now: number): { spent: BudgetReport[]; named: BudgetReport; retryAfter: number } {
+  const spent: BudgetReport[] = [];
+  plan.budgets.forEach((b, i) => {
+    const f = figures(b, windows[i]!, now);
+    if (f.remaining === 0) spent.push({ name: b.name, window: b.window, ...f });
+  });
+  const named = spent.find((s) => s.name === "general") ?? spent[0]!;
+  return { spent, named, retryAfter: Math.max(...spent.map((s) => s.reset)) };
+}
+
+/** `Retry-After` of a daily cap (DESIGN §6): whole hours (or seconds) to the day's end, rounded up, at least 1. */
+export function capRetryAfter(resetAt: number, now: number, unit: "hours" | "seconds"): number {
+  return Math.max(1, Math.ceil((resetAt - now) / (unit === "hours" ? HOUR_MS : 1000)));
+}

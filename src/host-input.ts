@@ -1,0 +1,46 @@
+/**
+ * Checks of what the host passes in (credential, roles, a snapshot, a clock reading): these are
+ * programming mistakes, so they throw PolicyConfigError naming the field (DESIGN §10).
+ */
+import { PolicyConfigError } from "./errors.js";
+import type { Usage, UsageData } from "./snapshot.js";
+import { MAX_TIME } from "./time.js";
+import type { Credential, Roles } from "./types.js";
+
+/** A credential object as `Credential` describes it. */
+export function assertCredential(credential: unknown): asserts credential is Credential {
+  const c = credential as Partial<Credential> | null;
+  if (typeof c !== "object" || c === null) throw new PolicyConfigError("credential", "must be a credential object");
+  if (typeof c.id !== "string" || c.id === "") throw new PolicyConfigError("credential.id", "must be a non-empty string");
+  if (typeof c.newsletters !== "object" || c.newsletters === null) {
+    throw new PolicyConfigError("credential.newsletters", "must be an object of newsletter id → grants");
+  }
+  if (c.kind !== "api_key" && c.kind !== "oauth") throw new PolicyConfigError("credential.kind", `must be "api_key" or "oauth"; got ${String(c.kind)}`);
+}
+
+/** Roles are the host's data: a record of newsletter → role, or a function (DESIGN §10). */
+export function assertRoles(roles: unknown): asserts roles is Roles {
+  if (typeof roles !== "function" && (typeof roles !== "object" || roles === null)) {
+    throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${roles === null ? "null" : typeof roles}`);
+  }
+}
+
+/** A snapshot `emptyUsage`, `evaluate` or `release` made. */
+export function assertUsage(usage: unknown): asserts usage is Usage {
+  const u = usage as Partial<UsageData> | null;
+  if (typeof u !== "object" || u === null || typeof u.windows !== "object" || typeof u.caps !== "object" || typeof u.keys !== "object") {
+    throw new PolicyConfigError("usage", "must be a Usage snapshot: emptyUsage() or the usage an earlier evaluate returned");
+  }
+}
+
+/**
+ * A clock reading must be a time a `Date` can hold: a finite number of milliseconds within
+ * ±8.64e15 (about ±275 000 years around 1970). Fractions (`performance.timeOrigin +
+ * performance.now()`) and times before 1970 are accepted. Past that range a window of a minute no
+ * longer adds up (`1e22 + 60 000 === 1e22`), which would switch budgets off (DESIGN §10).
+ */
+export function assertNow(now: unknown, field: string): asserts now is number {
+  if (typeof now !== "number" || !Number.isFinite(now) || Math.abs(now) > MAX_TIME) {
+    throw new PolicyConfigError(field, `must be a time a Date can hold: finite milliseconds within ±${MAX_TIME}; got ${typeof now === "number" ? String(now) : typeof now}`);
+  }
+}

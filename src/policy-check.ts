@@ -1,0 +1,91 @@
+/**
+ * `policy.check`: one request through plan → charge (the store) → decide → render, and what happens
+ * when the store fails: the insurance store decides instead, or decide.ts answers without counters.
+ */
+import { chargeRequest, countedCap } from "./charge-request.js";
+import type { CompiledConfig } from "./config.js";
+import { decide, type StoreResult } from "./decide.js";
+import type { Hooks } from "./hooks.js";
+import { assertCredential, assertRoles } from "./host-input.js";
+import { insured, type Insurance } from "./insurance.js";
+import { applyLimits } from "./limits.js";
+import { plan, type Plan } from "./plan.js";
+import { render } from "./render.js";
+import { requestIdOf } from "./request-id.js";
+import type { ChargeOutcome, ChargeRequest, PolicyStore } from "./store.js";
+import { subjectOf } from "./store-keys.js";
+import type { Decision, PolicyRequest, ReleaseTicket, Who } from "./types.js";
+
+/** What a policy made of its options, shared by its methods. */
+export interface PolicyContext {
+  readonly config: CompiledConfig;
+  readonly store: PolicyStore;
+  /** The clock, checked: a reading that is not a time throws PolicyConfigError. */
+  readonly now: () => number;
+  readonly generateId: () => string;
+  readonly failOpen: boolean;
+  readonly insurance: Insurance | undefined;
+  readonly hooks: Hooks;
+  /** Tickets of cap charges the insurance store made: their release goes there. */
+  readonly insuredTickets: WeakSet<ReleaseTicket>;
+}
+
+/** One request's way through, as far as the store. */
+interface Asked {
+  readonly planned: Plan;
+  readonly charge: ChargeRequest;
+  readonly config: CompiledConfig;
+  readonly t: number;
+  readonly requestId: string;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function answer(asked: Asked, result: StoreResult, degraded?: boolean): Decision {
+  const { planned, charge, config, requestId } = asked;
+  const now = result.kind === "store_failed" ? asked.t : (result.now ?? asked.t);
+  const cap = result.kind === "store_failed" ? charge.cap : countedCap(charge, result);
+  return render(decide(planned.refusal, result), { plan: planned, charge, result, cap, config, now, requestId, degraded: degraded === true });
+}
+
+/** The insurance store decides, with every limit × share; the main store is tried again next time. */
+async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, request: unknown, who: Who, asked: Asked, error: unknown): Promise<Decision> {
+  const scaled = insured(asked.config, insurance.share);
+  const replanned = plan(scaled, request, who.credential, who.roles);
+  const charge = chargeRequest(replanned, subjectOf(who.credential), scaled, asked.t, asked.requestId);
+  let outcome: ChargeOutcome;
+  try {
+    outcome = await insurance.store.charge(charge);
+  } catch (second) {
+    return answer(asked, { kind: "store_failed", error: `${describe(error)}; insurance store: ${describe(second)}`, failOpen: ctx.failOpen });
+  }
+  const decision = answer({ planned: replanned, charge, config: scaled, t: asked.t, requestId: asked.requestId }, outcome, true);
+  if (decision.release !== undefined) ctx.insuredTickets.add(decision.release);
+  return decision;
+}
+
+/** `policy.check`: see `Policy.check`. */
+export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who): Promise<Decision> {
+  assertCredential(who?.credential);
+  assertRoles(who.roles);
+  const t = ctx.now();
+  const config = applyLimits(ctx.config, who.limits, "who.limits");
+  const planned = plan(config, request, who.credential, who.roles);
+  const requestId = requestIdOf(planned.requestId, ctx.generateId);
+  const charge = chargeRequest(planned, subjectOf(who.credential), config, t, requestId);
+  const asked: Asked = { planned, charge, config, t, requestId };
+  let outcome: ChargeOutcome;
+  try {
+    outcome = await ctx.store.charge(charge);
+  } catch (error) {
+    const decision =
+      ctx.insurance === undefined
+        ? answer(asked, { kind: "store_failed", error: describe(error), failOpen: ctx.failOpen })
+        : await insuredAnswer(ctx, ctx.insurance, request, who, asked, error);
+    ctx.hooks.storeFailed(error, decision);
+    return ctx.hooks.decided(decision);
+  }
+  return ctx.hooks.decided(answer(asked, outcome));
+}

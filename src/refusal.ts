@@ -1,0 +1,56 @@
+/**
+ * A refusal the plan decides before counting, and its makers: each tagged with the check of
+ * DESIGN §1 that refused (decide.ts places it in the order).
+ */
+import * as say from "./messages.js";
+import type { Reason, Requirement } from "./types.js";
+
+/** The checks of DESIGN §1, in order (decide.ts walks them). */
+export type Check = "route" | "budgets" | "reach" | "permission" | "input" | "idempotency" | "cap";
+
+/** A refusal decided before counting: the check that made it, its status, error fields and reason. */
+export interface Refusal {
+  /** Which of DESIGN §1's checks refused; decide.ts places it in the order. */
+  readonly check: Exclude<Check, "budgets" | "idempotency" | "cap">;
+  readonly status: 400 | 403 | 404;
+  readonly code: "invalid_request" | "insufficient_scope" | "not_found";
+  readonly message: string;
+  readonly param?: string;
+  readonly allowedValues?: readonly string[];
+  readonly reason: Reason;
+}
+
+/** DESIGN §8: the credential does not reach the newsletter (not minted for it, or no role there now). */
+export function notFound(newsletter: string | undefined, cause: "not_granted" | "no_role" | "unknown_role" | "unresolved"): Refusal {
+  // DESIGN §8: one answer for every cause, so that existence does not leak.
+  return { check: "reach", status: 404, code: "not_found", message: say.noReach(newsletter), reason: { rule: "no_reach", newsletter, cause } };
+}
+
+/** A 403 of spec §7's table: its case number, what was needed and what the credential holds. */
+export interface ScopeFacts {
+  readonly specCase: 1 | 2 | 3 | 4 | 5 | 6 | 7;
+  readonly needed: Requirement;
+  readonly message: string;
+  readonly held: string[];
+  readonly param?: string;
+  readonly allowedValues?: readonly string[];
+}
+
+/** spec §7: a 403 `insufficient_scope`. */
+export function insufficientScope({ specCase, needed, message, held, param, allowedValues }: ScopeFacts): Refusal {
+  return {
+    check: "permission",
+    status: 403,
+    code: "insufficient_scope",
+    message,
+    ...(param === undefined ? {} : { param }),
+    // spec §7: allowed_values is left out when there is nothing the credential may send
+    ...(allowedValues === undefined || allowedValues.length === 0 ? {} : { allowedValues }),
+    reason: { rule: "insufficient_scope", case: specCase, needed, held, ...(param === undefined ? {} : { param }) },
+  };
+}
+
+/** DESIGN §10: bad input from the request, naming the field. */
+export function invalid(param: string, detail: string): Refusal {
+  return { check: "input", status: 400, code: "invalid_request", message: say.invalidInput(param, detail), param, reason: { rule: "invalid_input", param, detail } };
+}

@@ -1,0 +1,56 @@
+/**
+ * Routing: the route table built from the compiled operations, and matching a request against it.
+ * The only place that knows how a path finds its operation.
+ */
+import { PolicyConfigError } from "./errors.js";
+import type { CompiledOperation, OperationEntry } from "./operations.js";
+import type { NormalRequest } from "./request.js";
+
+/** `METHOD segmentCount` → the operations of that shape, more literal segments first. */
+export type RouteTable = ReadonlyMap<string, readonly CompiledOperation[]>;
+
+/**
+ * Builds the route table. Two operations may not share an id or match the same requests.
+ *
+ * @param operations - compiled, in catalogue order.
+ * @param entries - where each came from, for errors (same order).
+ */
+export function buildRoutes(operations: readonly CompiledOperation[], entries: readonly OperationEntry[]): RouteTable {
+  const routes = new Map<string, CompiledOperation[]>();
+  const ids = new Set<string>();
+  operations.forEach((op, i) => {
+    const field = entries[i]!.field;
+    if (ids.has(op.id)) throw new PolicyConfigError(`${field}.id`, `repeats the id "${op.id}"`);
+    ids.add(op.id);
+    const bucket = `${op.spec.method} ${op.segments.length}`;
+    const list = routes.get(bucket) ?? [];
+    const clash = list.find((other) => other.segments.every((s, j) => s === op.segments[j]));
+    if (clash) throw new PolicyConfigError(`${field}.path`, `matches the same requests as "${clash.id}"`);
+    // Literal segments win over parameters: more literals first.
+    list.push(op);
+    list.sort((a, b) => b.segments.filter((s) => s !== null).length - a.segments.filter((s) => s !== null).length);
+    routes.set(bucket, list);
+  });
+  return routes;
+}
+
+/** The operation a request names, or undefined (DESIGN §11: unknown operations fail closed). */
+export function route(routes: RouteTable, request: Pick<NormalRequest, "method" | "segments">): CompiledOperation | undefined {
+  const candidates = routes.get(`${request.method} ${request.segments.length}`);
+  if (candidates === undefined) return undefined;
+  outer: for (const op of candidates) {
+    for (let i = 0; i < op.segments.length; i++) {
+      const literal = op.segments[i];
+      if (literal !== null && literal !== request.segments[i]) continue outer;
+    }
+    return op;
+  }
+  return undefined;
+}
+
+/** The same table over other compiled operations (e.g. with other budget sizes, see limits.ts). */
+export function remapRoutes(routes: RouteTable, replace: (op: CompiledOperation) => CompiledOperation): RouteTable {
+  const next = new Map<string, readonly CompiledOperation[]>();
+  for (const [shape, list] of routes) next.set(shape, Object.freeze(list.map(replace)));
+  return next;
+}
