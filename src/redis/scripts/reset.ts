@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "9693596a244b3a79c7c9c80ac8beb4e540c1c31c",
+  sha: "88ae59780d667fe07956bc1ddd43b1873c13daec",
 };
 
 /**
