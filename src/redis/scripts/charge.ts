@@ -12,7 +12,7 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest } from "../../store.js";
 import type { Timed } from "../client.js";
 import { CAP_GRACE_MS, EXPIRY_SLACK_MS, indexKey, SEQ_KEY, SEQ_TTL_MS } from "../key-layout.js";
-import { CHARGE_STEPS } from "./charge-steps.js";
+import { BUDGET_STEPS, CHARGE_STEP, RECORD_STEPS, TODAY } from "./charge-steps.js";
 import { DAY_OF, NOW, READ_WINDOW } from "./prelude.js";
 import { readings, strings, type Script, type ScriptCall } from "./script.js";
 
@@ -30,28 +30,46 @@ local clock, now_arg, nonce, memo_ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local n, refused, fingerprint, key_ttl = tonumber(ARGV[5]), ARGV[6] == '1', ARGV[7], tonumber(ARGV[8])
 local day_arg, cap_limit, day_end, day_offset = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 local slack, deadline = tonumber(ARGV[15]), ARGV[16]
-local limits, wins, win_texts, budget_keys = {}, {}, {}, {}
-for i = 1, n do
-  limits[i], win_texts[i], budget_keys[i] = tonumber(ARGV[15 + 2 * i]), ARGV[16 + 2 * i], KEYS[2 + i]
-  wins[i] = tonumber(win_texts[i])
+-- budget i (1..n): its key, its window as text (as a window records it) and its limit as text
+local function budget(i)
+  return KEYS[2 + i], ARGV[16 + 2 * i], ARGV[15 + 2 * i]
 end
 local seq_key, memo_key = KEYS[1], KEYS[2]
 local idem_key = fingerprint ~= '' and KEYS[3 + n] or nil
 local index_key = ARGV[17 + 2 * n] == '1' and KEYS[#KEYS] or nil
 ${own}`;
 
-/** The order: the main chunk, after the script's own `take_cap`. */
-const ORDER = `
+/**
+ * The source of a charge script: KEYS and ARGV named, the shared Lua, then the order (the main chunk),
+ * with each piece of the steps defined just before the order first needs it (charge-steps.ts), so
+ * that a call returning early builds no closure it does not use; the script's own `take_cap` last.
+ *
+ * @param own - Lua naming ARGV 13 and 14 (and any KEY of the script's own).
+ * @param takeCap - Lua defining `local function take_cap()`, run when the request has a daily cap.
+ */
+export function chargeSource(own: string, takeCap: string): string {
+  return `${header(own)}${NOW}${READ_WINDOW}${BUDGET_STEPS}
 -- mirrors runCharge (src/charge.ts): the same order and rules (budgets → idempotency → daily cap, all
 -- or nothing), held to it by the differential tests; take_cap is the script's own.
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
 if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
-local memo = remembered()
-if memo then return memo end
+-- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
+-- time. Memos are fields of one hash per store and time slot (memo_key), named by the call's nonce.
+local memo = redis.call('HGET', memo_key, nonce)
+if memo then
+  local res = {}
+  for part in string.gmatch(memo, '([^\\31]*)\\31') do res[#res + 1] = part end
+  res[2] = num(rt)
+  return res
+end
 -- DESIGN §2: a request refused because a budget is spent charges nothing
 if read_budgets() then return reply('s', '', '') end
+${CHARGE_STEP}
 charge_budgets()
 if refused then return remember(reply('c', '0', '')) end
+-- neither idempotency key nor cap: charged (what follows is defined only for the calls that need it)
+if not idem_key and cap_limit == '' then return remember(reply('c', '0', '')) end
+${RECORD_STEPS}${DAY_OF}${TODAY}${takeCap}
 if idem_key then
   live = live_record()
   if live and live.f ~= fingerprint then return remember(reply('x', live.f, '')) end
@@ -60,16 +78,6 @@ if cap_limit ~= '' then return take_cap() end
 if idem_key and not live then record(now + key_ttl) end
 return remember(reply('c', live and '1' or '0', ''))
 `;
-
-/**
- * The source of a charge script: KEYS and ARGV named, the shared Lua, the steps, the script's own
- * `take_cap`, the order.
- *
- * @param own - Lua naming ARGV 13 and 14 (and any KEY of the script's own).
- * @param takeCap - Lua defining `local function take_cap()`, run when the request has a daily cap.
- */
-export function chargeSource(own: string, takeCap: string): string {
-  return `${header(own)}${NOW}${DAY_OF}${READ_WINDOW}${CHARGE_STEPS}${takeCap}${ORDER}`;
 }
 
 /** A single primary's cap step: runCharge's, with members from the sequence key. */
@@ -111,7 +119,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "46fd40429ed38f04f145161133e5464dde387801",
+  sha: "0015dacb0e44da68076bbf8015545b1ed264f6f8",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

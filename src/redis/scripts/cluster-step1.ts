@@ -38,7 +38,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "00f2aa06cde89ed2d34de1f08fbeb579fb733ded",
+  sha: "c8a06c36ad8e6d5261a6ab4e237ce6c034689898",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -24,9 +24,7 @@ export const CLUSTER_STEP2: Script = {
 local memo_key, cap_key = KEYS[1], KEYS[2]
 local deadline, nonce, memo_ttl, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local handed_on, day, limit, set_ttl, key_prefix = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-${COUNTED}${NUM}${REDIS_TIME}
-local rt = redis_time()
-if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+${COUNTED}${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
 if memo_ttl ~= '0' then
   local memo = redis.call('HGET', memo_key, nonce)
   if memo then return { string.sub(memo, 1, 1), num(rt), string.sub(memo, 3) } end
@@ -51,7 +49,7 @@ redis.call('PEXPIRE', set, set_ttl)
 redis.call('SET', cap_key .. ':day', day, 'PX', set_ttl)
 return done('c', '1')
 `,
-  sha: "7adb3d618689e61996d5bfa4d332e17935fe96ae",
+  sha: "23687cddf7b0a4a4692940fe2b0aa16b835f7511",
 };
 
 /** Step 2's replies carry Redis's time at index 1 too, and its deadline is argument 0. */

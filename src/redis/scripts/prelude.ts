@@ -16,27 +16,27 @@ local function num(x)
 end
 `;
 
-/** `redis_time()`: Redis's `TIME` in ms, to the microsecond, and in whole ms. */
+/**
+ * `rt`: Redis's time (TIME) in ms, to the microsecond, read on every call (deadlines are checked
+ * against it); `tm`, Redis's reply to TIME. Code, not a function: Redis runs a script's whole chunk
+ * on every call, and a function is one more closure built per call.
+ */
 export const REDIS_TIME = `
-local function redis_time()
-  local tm = redis.call('TIME')
-  return tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000, tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
-end
+local tm = redis.call('TIME')
+local rt = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
 `;
 
 /**
- * `rt` (Redis's time, read on every call: deadlines are checked against it) and `now`, the deciding
- * clock: the host's (`clock == 'h'`, `now_arg` ms) or Redis's (`'r'`). Needs the locals `clock` and
- * `now_arg`.
+ * `rt` (Redis's time, see `REDIS_TIME`) and `now`, the deciding clock: the host's (`clock == 'h'`,
+ * `now_arg` ms) or Redis's (`'r'`, in whole ms). Needs the locals `clock` and `now_arg`.
  */
-export const NOW = `${NUM}${REDIS_TIME}
-local rt, redis_now = redis_time()
-local now = clock == 'r' and redis_now or tonumber(now_arg)
+export const NOW = `${NUM}${REDIS_TIME}local now
+if clock == 'r' then now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) else now = tonumber(now_arg) end
 `;
 
 /** `day_of(now, offset)`: the day a cap charge counts in, and when it ends. */
 export const DAY_OF = `
--- mirrors dayOf (src/keys.ts): days start at the configured offset from midnight UTC
+-- mirrors dayOf (src/calendar.ts): days start at the configured offset from midnight UTC
 local function day_of(now, offset)
   local day = math.floor((now + offset) / 86400000)
   return day, (day + 1) * 86400000 - offset

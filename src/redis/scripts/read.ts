@@ -27,7 +27,7 @@ for i = 1, #KEYS do
 end
 return res
 `,
-  sha: "0d4d9e3e6facd784c84fbd3847d925efeaeedb08",
+  sha: "b452231224f71151e37b2d981a8490e1e9498e24",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */

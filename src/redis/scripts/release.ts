@@ -26,7 +26,7 @@ if record then
 end
 return removed
 `,
-  sha: "74ec32b022ea3ed4d5de9bd02caf85b0696cc4bc",
+  sha: "6c1913fdd5fc2116941ce3f036aca3711b181bb7",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */

@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "9693596a244b3a79c7c9c80ac8beb4e540c1c31c",
+  sha: "233d180eba9af0371124008f002e10970729893d",
 };
 
 /**

@@ -88,7 +88,7 @@ describe("the Redis scripts (src/redis/scripts)", () => {
     expect(defining("read_window")).toEqual(["charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
     expect(defining("day_of")).toEqual(["charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "reset.ts RESET"]);
     for (const [, script] of all) {
-      for (const [fn, mirrors] of [["read_window", "readWindow (src/charge.ts)"], ["day_of", "dayOf (src/keys.ts)"]] as const) {
+      for (const [fn, mirrors] of [["read_window", "readWindow (src/charge.ts)"], ["day_of", "dayOf (src/calendar.ts)"]] as const) {
         // the same text wherever it is used: written once
         if (script.source.includes(`local function ${fn}(`)) expect(script.source).toContain(`-- mirrors ${mirrors}`);
       }
