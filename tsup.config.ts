@@ -1,5 +1,8 @@
 import { defineConfig } from "tsup";
 
+/** A `require` for the ESM bin, so that bundled CommonJS (cli-progress) can load Node built-ins. */
+const CJS_REQUIRE = ["import { createRequire as cliRequire } from \"node:module\";", "const require = cliRequire(import.meta.url);"].join(" ");
+
 export default defineConfig([
   {
     entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts",
@@ -31,5 +34,7 @@ export default defineConfig([
     target: "node20",
     platform: "node",
     external: ["immer"],
+    // cli-progress (bundled, CommonJS) requires Node built-ins: give the ESM bundle a `require`
+    banner: { js: CJS_REQUIRE },
   },
 ]);

@@ -1,28 +1,41 @@
 /**
- * A one-line progress bar on a terminal's stderr; nothing at all when stderr is not a TTY (pipes,
- * CI logs, tests). Twenty lines rather than a dependency: a package's `dependencies` install for
- * every user of the library, which promises `immer` as its only runtime dependency.
+ * The replay's progress bar on a terminal's stderr, drawn by `cli-progress`; nothing at all when
+ * stderr is not a TTY (pipes, CI logs, tests). The package is bundled into the `bin` at build time
+ * (a dev dependency), so the library's users install nothing for it: `immer` stays the only
+ * runtime dependency.
  */
+import { SingleBar } from "cli-progress";
+
 export interface Progress {
   update(done: number, total: number): void;
   done(): void;
 }
 
-/** A progress line for `label` on `stream`, redrawn at most once per percent. */
+/** A progress bar for `label` on `stream`, redrawn at most every 100 ms, cleared when done. */
 export function progressLine(label: string, stream: NodeJS.WriteStream = process.stderr): Progress {
   if (!stream.isTTY) return { update() {}, done() {} };
-  let shown = -1;
+  const bar = new SingleBar({
+    stream,
+    format: `${label} [{bar}] {percentage}% {value}/{total}`,
+    barCompleteChar: "#",
+    barIncompleteChar: ".",
+    barsize: Math.max(10, Math.min(40, (stream.columns ?? 80) - label.length - 30)),
+    clearOnComplete: true,
+    hideCursor: false,
+    fps: 10,
+  });
+  let started = false;
   return {
     update(done, total) {
-      const percent = total === 0 ? 100 : Math.floor((done / total) * 100);
-      if (percent === shown) return;
-      shown = percent;
-      const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - label.length - 30));
-      const full = Math.round((percent / 100) * width);
-      stream.write(`\r${label} [${"#".repeat(full)}${".".repeat(width - full)}] ${String(percent).padStart(3)}% ${done}/${total}`);
+      if (!started) {
+        bar.start(total, done);
+        started = true;
+      } else {
+        bar.update(done);
+      }
     },
     done() {
-      if (shown >= 0) stream.write("\r\x1b[2K");
+      if (started) bar.stop();
     },
   };
 }

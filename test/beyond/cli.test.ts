@@ -114,8 +114,9 @@ describe("npx newsletter-policy replay", () => {
   it.skipIf(!existsSync("/usr/bin/script"))("draws a progress bar on a terminal", async () => {
     const { code, stdout } = await cli(["replay", "examples/trace.jsonl", "--config", "examples/config.json"], { tty: true });
     expect(code).toBe(0);
-    expect(stdout).toMatch(/\rreplay \[#+\.*\] +\d+% \d+\/2799/);
-    expect(stdout).toContain("\r\x1b[2K");
+    // cli-progress: to column 1, the bar, clear to the end of the line; the line is cleared when done
+    expect(stdout).toMatch(/\x1b\[1Greplay \[#+\.*\] +\d+% \d+\/2799\x1b\[0K/);
+    expect(stdout).toContain("\x1b[2K");
   });
 
   it("host mistakes exit 2 naming the field or line: a bad config field, a bad trace line, an unknown command", async () => {
