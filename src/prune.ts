@@ -1,63 +1,59 @@
 /**
- * Forgetting what has expired in a snapshot: one bucket at a time as `evaluate` goes, or all at
- * once with {@link prune}.
+ * Forgetting what has expired in a snapshot: a little as `evaluate` goes (the bucket each change
+ * writes, and one more leaf in turn), or all at once with {@link prune}.
  */
 import { produce } from "immer";
 import { assertNow, assertUsage } from "./host-input.js";
-import { own, recordsIn, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Usage } from "./snapshot.js";
+import { recordsIn, replaceBucket, tidyNode, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
   return record.expiresAt !== undefined && now >= record.expiresAt;
 }
 
-type Draft<T> = Record<string, Record<string, Record<string, T>>>;
+/** What each kind keeps of a record by `now`: budget windows and idempotency records go once expired. */
+export function tidyWindow(now: number): Tidy<SnapshotWindow> {
+  return (r) => (windowExpired(r, now) ? undefined : r);
+}
+export function tidyKey(now: number): Tidy<KeyRecord> {
+  return (r) => (now >= r.expiresAt ? undefined : r);
+}
+
+/** A daily cap keeps the days that have not ended; it goes with the last of them. */
+export function tidyCap(now: number): Tidy<CapRecord> {
+  return (record) => {
+    const days: Record<string, CapDay> = {};
+    let kept = 0;
+    let ended = false;
+    for (const day in record.days) {
+      if (!Object.hasOwn(record.days, day)) continue;
+      if (now < record.days[day]!.resetAt) (days[day] = record.days[day]!), kept++;
+      else ended = true;
+    }
+    if (kept === 0) return undefined;
+    return ended ? Object.freeze({ ...record, days: Object.freeze(days) }) : record;
+  };
+}
 
 /**
- * Deletes the expired records of one bucket of a draft. Finds them in the base snapshot (plain
- * objects: no draft is made for a record that stays) and checks each again in the draft, where this
- * change may have written it anew.
+ * One more bucket of a kind swept per change: the bucket of `seq`'s slot, the 256 buckets in turn,
+ * with every leaf it has split into.
  */
-export function pruneBucket<T>(draft: Draft<T>, base: Buckets<T>, outer: string, inner: string, expired: (record: T) => boolean): void {
-  const bucket = own(own(base, outer), inner);
-  if (bucket === undefined) return;
-  let gone: string[] | undefined;
-  for (const key in bucket) if (Object.hasOwn(bucket, key) && expired(bucket[key]!)) (gone ??= []).push(key);
-  if (gone === undefined) return;
-  const target = draft[outer]![inner]!;
-  for (const key of gone) if (Object.hasOwn(target, key) && expired(target[key]!)) delete target[key];
-  if (Object.keys(target).length === 0) {
-    delete draft[outer]![inner];
-    if (Object.keys(draft[outer]!).length === 0) delete draft[outer];
-  }
+export function sweepSlot<T>(buckets: Buckets<T>, seq: number, tidy: Tidy<T>): Buckets<T> {
+  // seq moves by 1, or by 2 when a cap member is numbered: this walks all 256 buckets either way
+  const slot = ((seq >>> 1) + (seq & 1) * 128) & 255;
+  return replaceBucket(buckets, slot & 15, slot >>> 4, (node) => (node === undefined ? undefined : tidyNode(node, tidy)));
 }
 
-function capExpired(record: CapRecord, now: number): boolean {
-  for (const day in record.days) if (Object.hasOwn(record.days, day) && now < record.days[day]!.resetAt) return false;
-  return true;
-}
-
-export function pruneCapBucket(draft: Draft<CapRecord>, base: Buckets<CapRecord>, outer: string, inner: string, now: number): void {
-  pruneBucket(draft, base, outer, inner, (r) => capExpired(r, now));
-  const bucket = own(own(base, outer), inner);
-  if (bucket === undefined) return;
-  for (const key in bucket) {
-    if (!Object.hasOwn(bucket, key) || !capHasExpiredDay(bucket[key]!, now)) continue;
-    const record = own(own(own(draft, outer), inner), key);
-    if (record === undefined) continue;
-    const days = record.days as Record<string, CapDay>;
-    for (const day in days) if (Object.hasOwn(days, day) && now >= days[day]!.resetAt) delete days[day];
-  }
-}
-
-function anyIn<T>(buckets: Buckets<T>, expired: (record: T) => boolean): boolean {
-  for (const [, record] of recordsIn(buckets)) if (expired(record)) return true;
+function anyIn<T>(buckets: Buckets<T>, tidy: Tidy<T>): boolean {
+  for (const [, record] of recordsIn(buckets)) if (tidy(record) !== record) return true;
   return false;
 }
 
-function capHasExpiredDay(record: CapRecord, now: number): boolean {
-  for (const day in record.days) if (Object.hasOwn(record.days, day) && now >= record.days[day]!.resetAt) return true;
-  return false;
+/** Every leaf of a bucketed kind through `tidy`: new objects only where something was forgotten. */
+function tidyAll<T>(buckets: Buckets<T>, tidy: Tidy<T>): Buckets<T> {
+  for (let slot = 0; slot < 256; slot++) buckets = replaceBucket(buckets, slot & 15, slot >>> 4, (node) => (node === undefined ? undefined : tidyNode(node, tidy)));
+  return buckets;
 }
 
 /**
@@ -79,18 +75,12 @@ export function prune(snapshot: Usage, now: number): Usage {
   assertUsage(snapshot);
   assertNow(now, "now");
   const usage = usageData(snapshot);
-  const windowGone = (r: SnapshotWindow) => windowExpired(r, now);
-  const keyGone = (r: KeyRecord) => now >= r.expiresAt;
-  const capGone = (r: CapRecord) => capHasExpiredDay(r, now);
-  if (!anyIn(usage.windows, windowGone) && !anyIn(usage.keys, keyGone) && !anyIn(usage.caps, capGone)) return snapshot;
-  const next = produce(usage, (draft) => {
-    for (let slot = 0; slot < 256; slot++) {
-      const outer = String(slot & 15);
-      const inner = String(slot >>> 4);
-      pruneBucket(draft.windows as Draft<SnapshotWindow>, usage.windows, outer, inner, windowGone);
-      pruneBucket(draft.keys as Draft<KeyRecord>, usage.keys, outer, inner, keyGone);
-      pruneCapBucket(draft.caps as Draft<CapRecord>, usage.caps, outer, inner, now);
-    }
+  const [windows, keys, caps] = [tidyWindow(now), tidyKey(now), tidyCap(now)];
+  if (!anyIn(usage.windows, windows) && !anyIn(usage.keys, keys) && !anyIn(usage.caps, caps)) return snapshot;
+  const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
+    draft.windows = tidyAll(usage.windows, windows);
+    draft.keys = tidyAll(usage.keys, keys);
+    draft.caps = tidyAll(usage.caps, caps);
   });
   return next as unknown as Usage;
 }

@@ -15,7 +15,7 @@ import type { PolicyOptions } from "./config-types.js";
 import { PolicyConfigError } from "./errors.js";
 import { dayOf } from "./calendar.js";
 import { assertNow, assertUsage } from "./host-input.js";
-import { capMembers, recordIn, recordsIn, removeIn, usageData, type Usage, type UsageData } from "./snapshot.js";
+import { capMembers, changeIn, recordIn, recordsIn, usageData, type Buckets, type CapRecord, type Usage, type UsageData } from "./snapshot.js";
 import { budgetKey, capKey, idempotencyScope, subjectOf } from "./store-keys.js";
 import type { ResetRequest } from "./store.js";
 import type { Credential } from "./types.js";
@@ -69,6 +69,13 @@ export function resetRequest(target: ResetTarget, config: CompiledConfig, now: n
   };
 }
 
+/** A cap record without one day's count (a new record, frozen). */
+function withoutDay(record: CapRecord, day: number): CapRecord {
+  const days = { ...record.days };
+  delete days[String(day)];
+  return Object.freeze({ ...record, days: Object.freeze(days) });
+}
+
 /** Clears a {@link ResetRequest} in a snapshot: the same object when there was nothing to clear. */
 export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   const usage = usageData(snapshot);
@@ -77,11 +84,15 @@ export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   const windows = request.windows.filter((key) => recordIn(usage.windows, key) !== undefined);
   const caps = request.caps.filter((cap) => capMembers(snapshot, cap.key, cap.day).length > 0);
   if (keys.length === 0 && windows.length === 0 && caps.length === 0) return snapshot;
+  const same = <T>(record: T): T => record;
+  const gone = (): undefined => undefined;
+  let [nextWindows, nextKeys, nextCaps] = [usage.windows, usage.keys, usage.caps];
+  for (const key of windows) nextWindows = changeIn(nextWindows, key, gone, same);
+  for (const key of keys) nextKeys = changeIn(nextKeys, key, gone, same);
+  // that day's count only; the idempotency records keep their charge, so a retry stays a replay
+  for (const cap of caps) nextCaps = changeIn(nextCaps, cap.key, (r: CapRecord | undefined) => withoutDay(r!, cap.day), same);
   const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
-    for (const key of windows) removeIn(draft.windows, key);
-    for (const key of keys) removeIn(draft.keys, key);
-    // that day's count only; the idempotency records keep their charge, so a retry stays a replay
-    for (const cap of caps) delete recordIn<{ days: Record<string, unknown> }>(draft.caps, cap.key)!.days[String(cap.day)];
+    Object.assign(draft, { windows: nextWindows, keys: nextKeys, caps: nextCaps } satisfies Partial<Record<string, Buckets<unknown>>>);
     draft.seq = usage.seq + 1;
   });
   return next as unknown as Usage;
