@@ -33,7 +33,7 @@ export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
 
 /** The store key of one credential's budget. */
 export function budgetKey(subject: string, budget: string): string {
-  return [scoped("b", subject), ":", budget].join("");
+  return ["b:", subject.length, ".", subject, ":", budget].join(""); // scoped("b", subject) + ":" + budget
 }
 
 /** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */
