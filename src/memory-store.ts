@@ -5,7 +5,7 @@
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
 import { readWindow, runCharge, runRelease, ticketDayCounts } from "./charge.js";
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading, WindowRecord } from "./store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
 import { WindowTable } from "./window-table.js";
