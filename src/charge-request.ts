@@ -13,27 +13,35 @@ import type { ReleaseTicket } from "./types.js";
 
 /**
  * Recent credentials' budget charges, so that a hot credential's keys are built (and hashed by the
- * store's Map) once, not on every request. Bounded: cleared when it holds too many credentials.
+ * store's Map) once, not on every request: per subject, the charges of the last few budget lists it
+ * was charged with (one per operation shape of each config). Bounded: cleared when it holds too
+ * many credentials; a list is looked up by identity, and the lists are the compiled config's.
  */
-const recent = new Map<string, Map<readonly BudgetSpec[], BudgetCharge[]>>();
+interface Recent {
+  readonly lists: (readonly BudgetSpec[])[];
+  readonly charges: (readonly BudgetCharge[])[];
+}
+const recent = new Map<string, Recent>();
 const RECENT_MAX = 4096;
+const LISTS_MAX = 16;
 
 /** The budgets of a request as the store sees them. */
 export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): readonly BudgetCharge[] {
-  let byList = recent.get(subject);
-  if (byList === undefined) {
+  const entry = recent.get(subject);
+  const at = entry === undefined ? -1 : entry.lists.indexOf(budgets);
+  if (at >= 0) return entry!.charges[at]!;
+  const charges = Object.freeze(budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 })));
+  if (entry === undefined) {
     if (recent.size >= RECENT_MAX) recent.clear();
-    byList = new Map();
-    recent.set(subject, byList);
+    recent.set(subject, { lists: [budgets], charges: [charges] });
+    return charges;
   }
-  let charges = byList.get(budgets);
-  if (charges === undefined) {
-    // one entry per operation shape of each config; a host that compiles configs afresh stays bounded
-    if (byList.size >= 64) byList.clear();
-    charges = budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 }));
-    Object.freeze(charges);
-    byList.set(budgets, charges);
+  if (entry.lists.length >= LISTS_MAX) {
+    entry.lists.length = 0;
+    entry.charges.length = 0;
   }
+  entry.lists.push(budgets);
+  entry.charges.push(charges);
   return charges;
 }
 
@@ -49,7 +57,11 @@ export function chargeRequest(plan: Plan, subject: string, config: CompiledConfi
     plan.cap === undefined || plan.newsletter === undefined
       ? undefined
       : { name: plan.cap, key: capKey(plan.cap, subject, plan.newsletter), limit: config.caps[plan.cap].limit, offsetMs: config.dayOffsetMs, ...dayOf(now, config.dayOffsetMs) };
-  return { id, now, budgets, refused: false, ...(idempotency && { idempotency }), ...(cap && { cap }) };
+  // fields set only when present (an absent one is left out, not undefined); no object spread on the hot path
+  const request: { -readonly [K in keyof ChargeRequest]: ChargeRequest[K] } = { id, now, budgets, refused: false };
+  if (idempotency !== undefined) request.idempotency = idempotency;
+  if (cap !== undefined) request.cap = cap;
+  return request;
 }
 
 /**

@@ -26,17 +26,27 @@ export function readWindow(tx: Pick<CounterTx, "window">, key: string, windowMs:
 /** Checks and charges one request inside a transaction. */
 export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome {
   const { now, budgets } = request;
-  const windows = budgets.map((b) => readWindow(tx, b.key, b.windowMs, now));
+  const n = budgets.length;
+  const windows: WindowReading[] = [];
+  let spent = false;
+  for (let i = 0; i < n; i++) {
+    const b = budgets[i]!;
+    const w = readWindow(tx, b.key, b.windowMs, now);
+    windows.push(w);
+    if (w.count >= b.limit) spent = true;
+  }
   // DESIGN §2: a request refused because a budget is spent charges nothing
-  if (windows.some((w, i) => w.count >= budgets[i]!.limit)) return { kind: "budget_spent", windows };
+  if (spent) return { kind: "budget_spent", windows };
 
-  const charged = windows.map((w, i) => {
+  const charged: WindowReading[] = [];
+  for (let i = 0; i < n; i++) {
     const budget = budgets[i]!;
+    const w = windows[i]!;
     // a window starts at its first charge (or now, when it was stamped later: see readWindow)
     const start = w.count === 0 ? now : w.resetAt - budget.windowMs;
     tx.setWindow(budget.key, { start, count: w.count + 1 }, budget.windowMs);
-    return { count: w.count + 1, resetAt: start + budget.windowMs };
-  });
+    charged.push({ count: w.count + 1, resetAt: start + budget.windowMs });
+  }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };
 
   const idem = request.idempotency;

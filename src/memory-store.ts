@@ -5,9 +5,10 @@
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
 import { readWindow, runCharge, runRelease, ticketDayCounts } from "./charge.js";
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading, WindowRecord } from "./store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
+import { WindowTable } from "./window-table.js";
 import type { ReleaseTicket } from "./types.js";
 
 /** Options of {@link MemoryStore}. */
@@ -44,7 +45,7 @@ interface CapDay {
  * const policy = createPolicy({ store: new MemoryStore(), clock: () => Date.now() });
  */
 export class MemoryStore implements PolicyStore {
-  private readonly windows = new ShardedMap<WindowRecord & { expiresAt: number }>();
+  private readonly windows = new WindowTable();
   /** Cap days, by `key` + NUL + day: each day counts on its own (a clock step never wipes another day's count). */
   private readonly capDays = new ShardedMap<CapDay>();
   /** Each cap key's latest charged day, for the same-day rule of a release (`ticketDayCounts` in charge.ts). */
@@ -53,7 +54,7 @@ export class MemoryStore implements PolicyStore {
   private members = 0;
   private readonly expirePerCall: number;
   /** The expiry wheel: slot (expiry / SLOT_MS) → entries that may be due then; slots in a min-heap. */
-  private readonly slots = new Map<number, Array<[Kind, string]>>();
+  private readonly slots = new Map<number, { keys: string[]; kinds: Kind[] }>();
   private readonly heap: number[] = [];
   /** The previous call's `now`: an entry is forgotten only once both this and the current call's `now` have passed its end. */
   private last: number | undefined;
@@ -149,11 +150,12 @@ export class MemoryStore implements PolicyStore {
     const slot = Math.ceil(expiresAt / SLOT_MS);
     let list = this.slots.get(slot);
     if (list === undefined) {
-      list = [];
+      list = { keys: [], kinds: [] };
       this.slots.set(slot, list);
       heapPush(this.heap, slot);
     }
-    list.push([kind, key]);
+    list.keys.push(key);
+    list.kinds.push(kind);
   }
 
   /** Forgets up to `budget` due entries, by the time both this call and the previous one have passed. */
@@ -165,13 +167,14 @@ export class MemoryStore implements PolicyStore {
       const slot = this.heap[0]!;
       if (slot * SLOT_MS > settled) return;
       const list = this.slots.get(slot)!;
-      while (work < budget && list.length > 0) {
-        const [kind, key] = list.pop()!;
+      while (work < budget && list.keys.length > 0) {
+        const key = list.keys.pop()!;
+        const kind = list.kinds.pop()!;
         work++;
         // an entry given another end since (a new window under the same key) has a wheel entry for that end too
         if (kind === 0) {
-          const entry = this.windows.get(key);
-          if (entry !== undefined && settled >= entry.expiresAt) this.windows.delete(key);
+          const end = this.windows.expiresAt(key);
+          if (end !== undefined && settled >= end) this.windows.delete(key);
         } else if (kind === 1) {
           const entry = this.capDays.get(key);
           if (entry !== undefined && settled >= entry.resetAt + CAP_KEEP_MS) this.capDays.delete(key);
@@ -183,7 +186,7 @@ export class MemoryStore implements PolicyStore {
           if (entry !== undefined && settled >= entry.expiresAt) this.keys.delete(key);
         }
       }
-      if (list.length === 0) {
+      if (list.keys.length === 0) {
         this.slots.delete(slot);
         heapPop(this.heap);
       }
@@ -195,9 +198,7 @@ export class MemoryStore implements PolicyStore {
     window: (key) => this.windows.get(key),
     setWindow: (key, record, windowMs) => {
       const expiresAt = record.start + windowMs;
-      const previous = this.windows.get(key);
-      this.windows.set(key, { start: record.start, count: record.count, expiresAt });
-      if (previous === undefined || previous.expiresAt !== expiresAt) this.schedule(0, key, expiresAt);
+      if (this.windows.set(key, record.start, record.count, expiresAt)) this.schedule(0, key, expiresAt);
     },
     capCount: (cap) => this.capDays.get(`${cap.key}\u0000${cap.day}`)?.members.size ?? 0,
     addCapMember: (cap, member) => {

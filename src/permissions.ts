@@ -40,7 +40,7 @@ function levelOf(value: unknown): Level {
 
 /** The lesser of two levels. */
 export function lesser(a: Level, b: Level): Level {
-  return RANK[a] <= RANK[b] ? a : b;
+  return a === b || a === "none" || b === "write" ? a : b;
 }
 
 /** Whether `held` satisfies `needed`: write includes read (spec §2). */
@@ -59,12 +59,15 @@ export function holds(requirement: Requirement, levels: Effective, account: bool
  * the owner's current role allows.
  */
 export function effectiveLevels(grants: Grants | undefined, cap: Readonly<Record<Family, Level>>): Effective {
-  const out = {} as Record<Family, Level>;
-  for (const family of FAMILIES) {
-    const granted = grants !== undefined && Object.hasOwn(grants, family) ? levelOf(grants[family]) : "none";
-    out[family] = lesser(granted, cap[family]);
-  }
-  return out;
+  // one literal, so every result has one shape (a loop of keyed stores built it field by field)
+  return {
+    content: lesser(grantedLevel(grants, "content"), cap.content),
+    audience: lesser(grantedLevel(grants, "audience"), cap.audience),
+    sending: lesser(grantedLevel(grants, "sending"), cap.sending),
+    insights: lesser(grantedLevel(grants, "insights"), cap.insights),
+    settings: lesser(grantedLevel(grants, "settings"), cap.settings),
+    webhooks: lesser(grantedLevel(grants, "webhooks"), cap.webhooks),
+  };
 }
 
 /** The raw grant on one family, for spec §7 #2 (minted with the family, capped by the role now). */

@@ -39,6 +39,11 @@ interface Asked {
   readonly requestId: string;
 }
 
+/** What `await` would wait for: an object or function with a callable `then`. */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<T>).then === "function";
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
@@ -78,7 +83,9 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
   const asked: Asked = { planned, charge, config, t, requestId };
   let outcome: ChargeOutcome;
   try {
-    outcome = await ctx.store.charge(charge);
+    const pending = ctx.store.charge(charge);
+    // a store that answers synchronously (MemoryStore) is not made to wait a microtask turn
+    outcome = isThenable(pending) ? await pending : pending;
   } catch (error) {
     const decision =
       ctx.insurance === undefined

@@ -19,9 +19,22 @@ import { subjectOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
 
 
+/** 64 random bits drawn once per process (or worker), so that two processes never share an id. */
+let prefix: string | undefined;
+let issued = 0;
+
+/**
+ * The default request id: a random per-process prefix and a counter, 32 hex digits, unique within
+ * the process and across processes. A fresh `randomUUID` per decision cost ~13 % of a check.
+ */
 function randomId(): string {
-  // the Web Crypto global (Node 20+, Deno, Bun, workers): the main entry imports no node: module
-  return globalThis.crypto.randomUUID().replaceAll("-", "");
+  if (prefix === undefined) {
+    // the Web Crypto global (Node 20+, Deno, Bun, workers): the main entry imports no node: module
+    const bytes = globalThis.crypto.getRandomValues(new Uint32Array(2));
+    prefix = bytes[0]!.toString(16).padStart(8, "0") + bytes[1]!.toString(16).padStart(8, "0");
+  }
+  issued++;
+  return prefix + issued.toString(16).padStart(16, "0");
 }
 
 /** `policy.release`: the store that made the cap charge uncounts it. */

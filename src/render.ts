@@ -4,6 +4,7 @@
  */
 import { releaseTicket } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
+import type { BudgetSpec } from "./config-types.js";
 import { CHARGES_BUDGETS, type Answer, type StoreResult } from "./decide.js";
 import { describeFingerprint } from "./fingerprint.js";
 import { capRetryAfter, rateLimitHeaders, spentBudgets, uncountedHeaders } from "./headers.js";
@@ -17,6 +18,18 @@ const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
 const REPLAYED: Reason = Object.freeze({ rule: "allowed", replay: true });
 const NONE: readonly string[] = Object.freeze([]);
 const NOTHING: Decision["charged"] = Object.freeze({ budgets: NONE, caps: NONE });
+
+/** What charging a list of budgets shows, one frozen object per list (the lists are the compiled config's). */
+const chargedOf = new WeakMap<readonly BudgetSpec[], Decision["charged"]>();
+
+function chargedBudgets(budgets: readonly BudgetSpec[]): Decision["charged"] {
+  let charged = chargedOf.get(budgets);
+  if (charged === undefined) {
+    charged = Object.freeze({ budgets: Object.freeze(budgets.map((b) => b.name)), caps: NONE });
+    chargedOf.set(budgets, charged);
+  }
+  return charged;
+}
 
 /** Everything an answer is presented from. */
 export interface Facts {
@@ -126,7 +139,7 @@ function allowed(f: Facts, headers: Record<string, string>, outcome: Extract<Cha
 export function render(answer: Answer, f: Facts): Decision {
   const { plan, result, now } = f;
   const headers = result.kind === "store_failed" ? uncountedHeaders(plan, now) : rateLimitHeaders(plan, result.windows, now);
-  const charged = CHARGES_BUDGETS[answer] ? { budgets: plan.budgets.map((b) => b.name), caps: NONE } : NOTHING;
+  const charged = CHARGES_BUDGETS[answer] ? chargedBudgets(plan.budgets) : NOTHING;
   switch (answer) {
     case "refused":
     case "refused_uncharged":

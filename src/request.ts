@@ -83,9 +83,32 @@ export interface DescriptorRead {
   readonly unreadable: string | undefined;
 }
 
-const reads = new WeakSet<object>();
-const FIELDS = ["method", "path", "query", "idempotencyKey", "body", "newsletter", "requestId"] as const;
-const SHOWN: Record<(typeof FIELDS)[number], string> = {
+/** A descriptor as read: the private brand tells it apart from a host's object (a Proxy cannot fake it). */
+class Read implements DescriptorRead {
+  readonly #brand = true;
+  method: unknown = undefined;
+  path: unknown = undefined;
+  query: DescriptorRead["query"] = undefined;
+  idempotencyKey: unknown = undefined;
+  body: unknown = undefined;
+  newsletter: unknown = undefined;
+  requestId: unknown = undefined;
+  unreadable: string | undefined = undefined;
+
+  static is(value: object): value is Read {
+    return #brand in value; // no Proxy trap runs for a private brand check
+  }
+}
+
+/** One field of the descriptor into `out`; the first unreadable one is named. */
+function readField(out: Read, object: object, field: keyof typeof SHOWN): unknown {
+  const value = ownValue(object, field);
+  if (value !== UNREADABLE) return value;
+  out.unreadable ??= SHOWN[field];
+  return undefined;
+}
+
+const SHOWN = {
   method: "method",
   path: "path",
   query: "query",
@@ -93,83 +116,116 @@ const SHOWN: Record<(typeof FIELDS)[number], string> = {
   body: "body",
   newsletter: "newsletter",
   requestId: "requestId",
-};
+} as const;
 
 /**
  * Reads a descriptor of any shape once: own data properties only, no getter run, every trap inside
- * try/catch. Never throws.
+ * try/catch. Never throws. What it returns is recognised when read again, and costs nothing then.
  */
 export function readDescriptor(input: unknown): DescriptorRead {
-  if (typeof input === "object" && input !== null && reads.has(input)) return input as DescriptorRead;
-  const out: Record<string, unknown> = { unreadable: undefined };
+  if (typeof input === "object" && input !== null && Read.is(input)) return input;
+  const out = new Read();
   const object = typeof input === "object" && input !== null ? input : typeof input === "function" ? input : undefined;
-  for (const field of FIELDS) {
-    const value = object === undefined ? undefined : ownValue(object, field);
-    if (value === UNREADABLE) {
-      out[field] = undefined;
-      out.unreadable ??= SHOWN[field];
-    } else out[field] = value;
-  }
-  const query = out.query;
+  if (object === undefined) return out;
+  out.method = readField(out, object, "method");
+  out.path = readField(out, object, "path");
+  const query = readField(out, object, "query");
+  out.idempotencyKey = readField(out, object, "idempotencyKey");
+  out.body = readField(out, object, "body");
+  out.newsletter = readField(out, object, "newsletter");
+  out.requestId = readField(out, object, "requestId");
   if (query !== undefined) {
     out.query =
       typeof query !== "object" || query === null
         ? { param: "query", detail: "must be an object of name → string or list of strings" }
         : readQueryObject(query);
   }
-  const read = Object.freeze(out) as unknown as DescriptorRead;
-  reads.add(read);
+  return out;
+}
+
+/** What a path string reads as (segments, the path shown, its query string), or why it cannot be read. */
+type PathRead =
+  | { readonly segments: readonly string[]; readonly path: string; readonly query: ReadonlyMap<string, readonly string[]> | { readonly param: "query"; readonly detail: string } }
+  | { readonly param: "path"; readonly detail: string };
+
+/**
+ * Recent path strings, read: a busy API sees few distinct paths, so each is parsed once. Keyed on the
+ * exact string, holding exactly what reading it gives (a refusal too), so a hit answers as a miss
+ * would; only short paths are kept and the whole is cleared when full, so hostile paths cannot grow it.
+ */
+const recentPaths = new Map<string, PathRead>();
+const RECENT_PATHS_MAX = 1024;
+const RECENT_PATH_LENGTH = 256;
+
+function parsePath(rawPath: string): PathRead {
+  const hash = rawPath.indexOf("#");
+  const withQuery = hash < 0 ? rawPath : rawPath.slice(0, hash);
+  const mark = withQuery.indexOf("?");
+  const segments = readSegments(mark < 0 ? withQuery : withQuery.slice(0, mark));
+  if (typeof segments === "string") return { param: "path", detail: segments };
+  Object.freeze(segments);
+  const path = "/" + segments.join("/");
+  if (mark < 0) return { segments, path, query: EMPTY_QUERY };
+  const text = withQuery.slice(mark + 1);
+  if (countParts(text) > BOUNDS.queryParams) return { segments, path, query: { param: "query", detail: `must have at most ${BOUNDS.queryParams} parameters` } };
+  const query = readQueryString(text);
+  return { segments, path, query: query ?? { param: "query", detail: "has invalid percent-encoding" } };
+}
+
+function readPath(rawPath: string): PathRead {
+  if (rawPath.length > RECENT_PATH_LENGTH) return parsePath(rawPath);
+  let read = recentPaths.get(rawPath);
+  if (read === undefined) {
+    read = parsePath(rawPath);
+    if (recentPaths.size >= RECENT_PATHS_MAX) recentPaths.clear();
+    recentPaths.set(rawPath, read);
+  }
   return read;
+}
+
+/** The common methods as they normalise; any other is checked and upper-cased. */
+const METHODS = new Map(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"].map((m) => [m, m === "HEAD" ? "GET" : m]));
+
+function methodOf(raw: unknown): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  const known = METHODS.get(raw);
+  if (known !== undefined) return known;
+  if (raw.length > BOUNDS.method || !/^[A-Za-z]{1,16}$/.test(raw)) return undefined;
+  const upper = raw.toUpperCase();
+  return upper === "HEAD" ? "GET" : upper;
 }
 
 /** Reads a descriptor of any shape. */
 export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const request = readDescriptor(input);
-  const rawMethod = request.method;
   const rawPath = request.path;
-  const shownPath = typeof rawPath === "string" ? rawPath.slice(0, 200) : "?";
+  const shown = (): string => (typeof rawPath === "string" ? rawPath.slice(0, 200) : "?");
   if (request.unreadable !== undefined) {
-    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shownPath };
+    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shown() };
   }
-  if (typeof rawMethod !== "string" || rawMethod.length > BOUNDS.method || !/^[A-Za-z]{1,16}$/.test(rawMethod)) {
-    return { param: "method", detail: "must be an HTTP method", method: "?", path: shownPath };
-  }
-  const upper = rawMethod.toUpperCase();
-  const method = upper === "HEAD" ? "GET" : upper;
+  const method = methodOf(request.method);
+  if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown() };
   if (typeof rawPath !== "string" || !rawPath.startsWith("/") || rawPath.length > MAX_PATH) {
-    return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shownPath };
+    return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shown() };
   }
-  const hash = rawPath.indexOf("#");
-  const withQuery = hash < 0 ? rawPath : rawPath.slice(0, hash);
-  const mark = withQuery.indexOf("?");
-  const segments = readSegments(mark < 0 ? withQuery : withQuery.slice(0, mark));
-  if (typeof segments === "string") return { param: "path", detail: segments, method, path: shownPath };
-
-  let query: ReadonlyMap<string, readonly string[]> = EMPTY_QUERY;
-  if (request.query !== undefined) {
-    const read = request.query;
-    if (!(read instanceof Map)) {
-      const bad = read as { param: string; detail: string };
-      return { param: bad.param, detail: bad.detail, method, path: shownPath };
-    }
-    query = read;
-  } else if (mark >= 0) {
-    const text = withQuery.slice(mark + 1);
-    if (countParts(text) > BOUNDS.queryParams) return { param: "query", detail: `must have at most ${BOUNDS.queryParams} parameters`, method, path: shownPath };
-    const read = readQueryString(text);
-    if (read === null) return { param: "query", detail: "has invalid percent-encoding", method, path: shownPath };
-    query = read;
+  const read = readPath(rawPath);
+  if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown() };
+  // a `query` object, when given, stands for the query string
+  const query = request.query ?? read.query;
+  if (!(query instanceof Map)) {
+    const bad = query as { param: string; detail: string };
+    return { param: bad.param, detail: bad.detail, method, path: shown() };
   }
 
   const rawNewsletter = request.newsletter;
   if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {
-    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shownPath };
+    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown() };
   }
   const requestId = typeof request.requestId === "string" && REQUEST_ID.test(request.requestId) ? request.requestId : undefined;
   return {
     method,
-    segments,
-    path: "/" + segments.join("/"),
+    segments: read.segments,
+    path: read.path,
     query,
     idempotencyKey: request.idempotencyKey,
     body: request.body,
@@ -177,4 +233,3 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
     requestId,
   };
 }
-

@@ -18,6 +18,8 @@ export const UNREADABLE: unique symbol = Symbol("unreadable");
 
 export function ownValue(object: object, name: string): unknown {
   try {
+    // most fields are absent: the own-property test is a fast builtin, the descriptor an allocation
+    if (!Object.hasOwn(object, name)) return undefined;
     const property = Object.getOwnPropertyDescriptor(object, name);
     if (property === undefined) return undefined;
     return "value" in property ? property.value : UNREADABLE;

@@ -1,5 +1,3 @@
-import { fnv1a } from "./hash.js";
-
 /**
  * A Map in 64 shards by a hash of the key. V8 rehashes a Map whenever deletions leave it a quarter
  * full: one Map of a million entries then stalls one call while all of it is rehashed. Shards
@@ -10,7 +8,12 @@ export class ShardedMap<V> {
   size = 0;
 
   private shard(key: string): Map<string, V> {
-    return this.shards[fnv1a(key) & 63]!;
+    // FNV-1a of the length and the last 16 characters, where store keys differ (the subject's end,
+    // the budget's name, the day): a shard only bounds a rehash, so keys that share a shard are
+    // still found, and hashing a whole long key on every lookup cost more than the lookup
+    let h = Math.imul(0x811c9dc5 ^ key.length, 16777619);
+    for (let i = key.length > 16 ? key.length - 16 : 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619);
+    return this.shards[(h >>> 0) & 63]!;
   }
   get(key: string): V | undefined {
     return this.shard(key).get(key);

@@ -4,21 +4,36 @@
  */
 import type { CapName, Credential } from "./types.js";
 
+// Keys are joined, not concatenated: `join` makes one flat string, where `+` and templates make a
+// chain of pieces that a store holding the key keeps alive (and flattens again when it hashes it).
 function scoped(kind: string, id: string): string {
-  return `${kind}:${id.length}.${id}`;
+  return [kind, ":", id.length, ".", id].join("");
 }
+
+/** Recent subjects by credential id, one Map per kind: the same string each time, so its hash is computed once. */
+const recentSubjects = { k: new Map<string, string>(), o: new Map<string, string>() };
+const RECENT_MAX = 4096;
 
 /**
  * Whose counters: spec §5.1 and §8.3 count budgets per API key or per OAuth authorisation, so an
  * API key and an authorisation that happen to share an id never share a budget.
  */
 export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
-  return `${credential.kind === "oauth" ? "o" : "k"}.${credential.id}`;
+  const kind = credential.kind === "oauth" ? "o" : "k";
+  const id = credential.id;
+  const recent = recentSubjects[kind];
+  let subject = recent.get(id);
+  if (subject === undefined) {
+    subject = [kind, ".", id].join("");
+    if (recent.size >= RECENT_MAX) recent.clear();
+    recent.set(id, subject);
+  }
+  return subject;
 }
 
 /** The store key of one credential's budget. */
 export function budgetKey(subject: string, budget: string): string {
-  return `${scoped("b", subject)}:${budget}`;
+  return ["b:", subject.length, ".", subject, ":", budget].join(""); // scoped("b", subject) + ":" + budget
 }
 
 /** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */

@@ -1,0 +1,111 @@
+/**
+ * `MemoryStore`'s budget windows: store key → start, count and end, held in typed-array pages
+ * rather than one object per window (three numbers cost 24 bytes here, an object with two boxed
+ * times about twice that). A forgotten window's slot is reused, and a page whose windows have all
+ * been forgotten is dropped, so memory is given back as windows end.
+ */
+import { ShardedMap } from "./sharded-map.js";
+import type { WindowRecord } from "./store.js";
+
+/** Windows per page; a page is allocated when the ones before are full, never moved. */
+const PAGE = 4096;
+const STRIDE = 3; // start, count, end
+
+/** One page: its numbers, how many slots are live, the next never-used slot, and slots freed since. */
+interface Page {
+  readonly data: Float64Array;
+  live: number;
+  next: number;
+  readonly free: number[];
+}
+
+const hasRoom = (page: Page | undefined): boolean => page === undefined || page.free.length > 0 || page.next < PAGE;
+
+export class WindowTable {
+  private readonly slots = new ShardedMap<number>();
+  private readonly pages: (Page | undefined)[] = [];
+  /** The page new windows go to while it has room. */
+  private current = 0;
+  /** The slot last looked up: a charge reads a window and then writes it, by the same key. */
+  private lastKey: string | undefined;
+  private lastSlot = -1;
+
+  private allocate(): number {
+    if (!hasRoom(this.pages[this.current])) {
+      let p = 0;
+      while (p < this.pages.length && !hasRoom(this.pages[p])) p++;
+      this.current = p;
+    }
+    const p = this.current;
+    const page = (this.pages[p] ??= { data: new Float64Array(PAGE * STRIDE), live: 0, next: 0, free: [] });
+    page.live++;
+    return p * PAGE + (page.free.length > 0 ? page.free.pop()! : page.next++);
+  }
+
+  private release(slot: number): void {
+    const p = (slot / PAGE) | 0;
+    const page = this.pages[p]!;
+    if (--page.live === 0 && p !== this.current) this.pages[p] = undefined;
+    else page.free.push(slot % PAGE);
+  }
+
+  private data(slot: number): Float64Array {
+    return this.pages[(slot / PAGE) | 0]!.data;
+  }
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  private slotOf(key: string): number | undefined {
+    if (key === this.lastKey) return this.lastSlot;
+    const slot = this.slots.get(key);
+    if (slot !== undefined) {
+      this.lastKey = key;
+      this.lastSlot = slot;
+    }
+    return slot;
+  }
+
+  /** The window under `key`, as a fresh record. */
+  get(key: string): (WindowRecord & { expiresAt: number }) | undefined {
+    const slot = this.slotOf(key);
+    if (slot === undefined) return undefined;
+    const page = this.data(slot);
+    const at = (slot % PAGE) * STRIDE;
+    return { start: page[at]!, count: page[at + 1]!, expiresAt: page[at + 2]! };
+  }
+
+  /** When the window under `key` ends; undefined when there is none. */
+  expiresAt(key: string): number | undefined {
+    const slot = this.slotOf(key);
+    return slot === undefined ? undefined : this.data(slot)[(slot % PAGE) * STRIDE + 2];
+  }
+
+  /** Writes the window; true when it is new or its end moved (the expiry wheel needs the new end). */
+  set(key: string, start: number, count: number, expiresAt: number): boolean {
+    let slot = this.slotOf(key);
+    const fresh = slot === undefined;
+    if (slot === undefined) {
+      slot = this.allocate();
+      this.slots.set(key, slot);
+      this.lastKey = key;
+      this.lastSlot = slot;
+    }
+    const page = this.data(slot);
+    const at = (slot % PAGE) * STRIDE;
+    const moved = fresh || page[at + 2] !== expiresAt;
+    page[at] = start;
+    page[at + 1] = count;
+    page[at + 2] = expiresAt;
+    return moved;
+  }
+
+  delete(key: string): void {
+    const slot = this.slotOf(key);
+    if (slot === undefined) return;
+    this.slots.delete(key);
+    this.release(slot);
+    this.lastKey = undefined;
+  }
+}
