@@ -18,7 +18,7 @@ export interface CreatePolicyOptions {
   config?: PolicyConfig | PolicyOptions;
   /** Milliseconds since the epoch. Default `Date.now`. */
   clock?: () => number;
-  /** Request ids when the request carries none (`req_` is prefixed). Default: random UUIDs. */
+  /** Request ids when the request carries none (`req_` is prefixed). Default: a random per-process prefix and a counter (unique across processes, not secret). */
   generateId?: () => string;
   /** Let requests through, uncounted, when the store fails. Default false: 503 `service_unavailable`. */
   failOpen?: boolean;
