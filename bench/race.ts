@@ -28,7 +28,8 @@ import { createMongoAbility, subject } from "@casl/ability";
 
 /** What `createMongoAbility()` returns (CASL's own `MongoAbility` type is narrower than that return type). */
 type Ability = ReturnType<typeof createMongoAbility>;
-import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterMemory } from "rate-limiter-flexible";
+import { consumeBoth } from "./peer.js";
 import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type Usage } from "../src/index.js";
 
 const ROUNDS = Math.max(7, Number(process.env.BENCH_ROUNDS ?? 7));
@@ -126,24 +127,7 @@ function oursEvaluate(id: string, name: string, list: readonly Credential[], n: 
 
 /** rate-limiter-flexible, two budgets, all or nothing. Returns true when both budgets took the point. */
 function rlfPair(points = 1e9, duration = WINDOW_S, tag = "") {
-  const general = new RateLimiterMemory({ points, duration, keyPrefix: `g${tag}` });
-  const audience = new RateLimiterMemory({ points, duration, keyPrefix: `a${tag}` });
-  return async (key: string): Promise<boolean> => {
-    try {
-      await general.consume(key);
-    } catch (refusal) {
-      if (refusal instanceof RateLimiterRes) return false;
-      throw refusal;
-    }
-    try {
-      await audience.consume(key);
-      return true;
-    } catch (refusal) {
-      if (!(refusal instanceof RateLimiterRes)) throw refusal;
-      await general.reward(key);
-      return false;
-    }
-  };
+  return consumeBoth(new RateLimiterMemory({ points, duration, keyPrefix: `g${tag}` }), new RateLimiterMemory({ points, duration, keyPrefix: `a${tag}` }));
 }
 
 /** CASL, one cached ability per credential, built from the credential's grants and the caller's roles. */

@@ -20,8 +20,9 @@
  *   reports µs per script call × own calls per decision (robust to that noise) beside the raw figure.
  */
 import { Redis } from "ioredis";
-import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterRedis } from "rate-limiter-flexible";
 import { createPolicy, defineConfig, type Credential } from "../src/index.js";
+import { consumeBoth } from "./peer.js";
 import { RedisStore } from "../src/redis/index.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -78,27 +79,12 @@ function peer(): Contender {
   }) as Redis["sendCommand"];
   const general = new RateLimiterRedis({ storeClient: client, keyPrefix: `${PREFIX}rlf:general`, points: LIMIT, duration: 60 });
   const audience = new RateLimiterRedis({ storeClient: client, keyPrefix: `${PREFIX}rlf:audience`, points: LIMIT, duration: 60 });
+  const both = consumeBoth(general, audience);
   return {
     name: "peer: RateLimiterRedis ×2",
     client,
     sent: () => ({ all, scripts }),
-    decide: async (i) => {
-      const key = credentials[i % CREDENTIALS]!.id;
-      try {
-        await general.consume(key);
-      } catch (refusal) {
-        if (refusal instanceof RateLimiterRes) return false;
-        throw refusal;
-      }
-      try {
-        await audience.consume(key);
-        return true;
-      } catch (refusal) {
-        if (!(refusal instanceof RateLimiterRes)) throw refusal;
-        await general.reward(key);
-        return false;
-      }
-    },
+    decide: (i) => both(credentials[i % CREDENTIALS]!.id),
   };
 }
 

@@ -18,8 +18,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { Cluster, Redis } from "ioredis";
-import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterRedis } from "rate-limiter-flexible";
 import { createPolicy, type Credential } from "../src/index.js";
+import { consumeBoth } from "./peer.js";
 import { RedisStore, type RedisCall } from "../src/redis/index.js";
 import { OwnCluster } from "../test/redis/cluster/own-cluster.js";
 
@@ -105,26 +106,11 @@ async function rlfContender(): Promise<Contender> {
   const client = counted();
   const general = new RateLimiterRedis({ storeClient: client, keyPrefix: `${PREFIX}rlf:general`, points: LIMIT, duration: 60 });
   const audience = new RateLimiterRedis({ storeClient: client, keyPrefix: `${PREFIX}rlf:audience`, points: LIMIT, duration: 60 });
+  const both = consumeBoth(general, audience);
   return {
     name: "rate-limiter-flexible RateLimiterRedis ×2",
     client,
-    decide: async (i) => {
-      const key = credentials[i % CREDENTIALS]!.id;
-      try {
-        await general.consume(key);
-      } catch (refusal) {
-        if (refusal instanceof RateLimiterRes) return false;
-        throw refusal;
-      }
-      try {
-        await audience.consume(key);
-        return true;
-      } catch (refusal) {
-        if (!(refusal instanceof RateLimiterRes)) throw refusal;
-        await general.reward(key); // all or nothing: give back what the first budget took
-        return false;
-      }
-    },
+    decide: (i) => both(credentials[i % CREDENTIALS]!.id),
   };
 }
 
@@ -269,23 +255,8 @@ async function clusterBench(): Promise<void> {
     }) as Cluster["sendCommand"];
     const general = new RateLimiterRedis({ storeClient: io, keyPrefix: `${PREFIX}rlf:general`, points: LIMIT, duration: 60 });
     const audience = new RateLimiterRedis({ storeClient: io, keyPrefix: `${PREFIX}rlf:audience`, points: LIMIT, duration: 60 });
-    const rlfDecide: Decide = async (i) => {
-      const key = credentials[i % CREDENTIALS]!.id;
-      try {
-        await general.consume(key);
-      } catch (refusal) {
-        if (refusal instanceof RateLimiterRes) return false;
-        throw refusal;
-      }
-      try {
-        await audience.consume(key);
-        return true;
-      } catch (refusal) {
-        if (!(refusal instanceof RateLimiterRes)) throw refusal;
-        await general.reward(key);
-        return false;
-      }
-    };
+    const rlfBoth = consumeBoth(general, audience);
+    const rlfDecide: Decide = (i) => rlfBoth(credentials[i % CREDENTIALS]!.id);
     const ioCall: RedisCall = (command, args) => io.call(command, args);
     const singleCall: RedisCall = (command, args) => single.call(command, args);
     const rows = [

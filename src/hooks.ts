@@ -3,6 +3,7 @@
  * break the request it is told of.
  */
 import type { CreatePolicyOptions } from "./policy-types.js";
+import { isThenable } from "./thenable.js";
 import type { Decision } from "./types.js";
 
 /** Tells the host of decisions and store failures; what a hook throws or rejects with goes to `onHookError`. */
@@ -28,9 +29,7 @@ export function hooksOf({ onDecision, onStoreError, onHookError }: Pick<CreatePo
   function hook(run: () => unknown, decision: Decision): void {
     try {
       const result = run();
-      if (typeof (result as Promise<unknown> | undefined)?.then === "function") {
-        (result as Promise<unknown>).then(undefined, (error: unknown) => report(error, decision));
-      }
+      if (isThenable(result)) result.then(undefined, (error: unknown) => report(error, decision));
     } catch (error) {
       report(error, decision);
     }

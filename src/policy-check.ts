@@ -12,6 +12,8 @@ import { applyLimits } from "./limits.js";
 import { plan, type Plan } from "./plan.js";
 import { render } from "./render.js";
 import { requestIdOf } from "./request-id.js";
+import { readDescriptor, type DescriptorRead } from "./request.js";
+import { isThenable } from "./thenable.js";
 import type { ChargeOutcome, ChargeRequest, PolicyStore } from "./store.js";
 import { subjectOf } from "./store-keys.js";
 import type { Decision, PolicyRequest, ReleaseTicket, Who } from "./types.js";
@@ -39,11 +41,6 @@ interface Asked {
   readonly requestId: string;
 }
 
-/** What `await` would wait for: an object or function with a callable `then`. */
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as PromiseLike<T>).then === "function";
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
@@ -56,9 +53,10 @@ function answer(asked: Asked, result: StoreResult, degraded?: boolean): Decision
 }
 
 /** The insurance store decides, with every limit × share; the main store is tried again next time. */
-async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, request: unknown, who: Who, asked: Asked, error: unknown): Promise<Decision> {
+async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: DescriptorRead, who: Who, asked: Asked, error: unknown): Promise<Decision> {
   const scaled = insured(asked.config, insurance.share);
-  const replanned = plan(scaled, request, who.credential, who.roles);
+  // the same read of the descriptor as the first plan's: an untrusted object is read once
+  const replanned = plan(scaled, read, who.credential, who.roles);
   const charge = chargeRequest(replanned, subjectOf(who.credential), scaled, asked.t, asked.requestId);
   let outcome: ChargeOutcome;
   try {
@@ -77,7 +75,9 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
   assertRoles(who.roles);
   const t = ctx.now();
   const config = applyLimits(ctx.config, who.limits, "who.limits");
-  const planned = plan(config, request, who.credential, who.roles);
+  // read once, into plain values: the insurance path plans again from the same read
+  const read = readDescriptor(request);
+  const planned = plan(config, read, who.credential, who.roles);
   const requestId = requestIdOf(planned.requestId, ctx.generateId);
   const charge = chargeRequest(planned, subjectOf(who.credential), config, t, requestId);
   const asked: Asked = { planned, charge, config, t, requestId };
@@ -90,7 +90,7 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
     const decision =
       ctx.insurance === undefined
         ? answer(asked, { kind: "store_failed", error: describe(error), failOpen: ctx.failOpen })
-        : await insuredAnswer(ctx, ctx.insurance, request, who, asked, error);
+        : await insuredAnswer(ctx, ctx.insurance, read, who, asked, error);
     ctx.hooks.storeFailed(error, decision);
     return ctx.hooks.decided(decision);
   }

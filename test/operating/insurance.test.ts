@@ -96,6 +96,26 @@ describe("insurance: the main store fails → the insurance store decides with e
     }
     expect(PolicyConfigError).toBeDefined();
   });
+
+  it("the descriptor is read once: the insurance store's plan uses the same read as the first plan (a Proxy that answers differently on a second read changes nothing)", async () => {
+    const { main, check } = setUp(0.5);
+    main.down = true;
+    let reads = 0;
+    // a hostile descriptor: its path is the subscribers list on the first read (two traps), the articles list after
+    const descriptor = new Proxy(
+      { method: "GET", path: "/newsletters/nl_1/subscribers" },
+      {
+        getOwnPropertyDescriptor(target, name) {
+          if (name !== "path") return Reflect.getOwnPropertyDescriptor(target, name);
+          reads++;
+          return { value: reads <= 2 ? "/newsletters/nl_1/subscribers" : "/newsletters/nl_1/articles", writable: true, enumerable: true, configurable: true };
+        },
+      },
+    );
+    const decision = await check(descriptor as PolicyRequest);
+    expect(reads).toBe(2); // one read of the field: Object.hasOwn, then its descriptor
+    expect(decision).toMatchObject({ degraded: true, operation: "subscribers.list", status: 200 });
+  });
 });
 
 describe("property: never more admitted per process than the share allows", () => {

@@ -97,6 +97,18 @@ describe.each(WAYS)("spec §8 budgets are defaults: the plan's limits (who.limit
     expect((await r.check(subscribers, as(large))).headers).toMatchObject({ "RateLimit-Remaining": "2", "RateLimit-Reset": "450" });
   });
 
+  it("a window that ended under the size it was last charged with never reopens when a plan grows it (regression: found by the per-plan differential)", async () => {
+    const r = runner(way);
+    const small: Limits = { budgets: { audience: { limit: 2, window: 60 } } };
+    const large: Limits = { budgets: { audience: { limit: 2, window: 600 } } };
+    await r.check(subscribers, as(small));
+    await r.check(subscribers, as(small)); // spent until 60 s
+    r.advance(65); // ended under its 60 s size; the store may still hold it
+    const fresh = await r.check(subscribers, as(large)); // a new window of 600 s, not the old one (2 of 2) reopened
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers).toMatchObject({ "RateLimit-Remaining": "1", "RateLimit-Reset": "600" });
+  });
+
   it("a window that shrinks below its age has ended: the next request opens a new window", async () => {
     const r = runner(way);
     const large: Limits = { budgets: { audience: { limit: 2, window: 600 } } };

@@ -84,15 +84,12 @@ export class OwnCluster {
 
   /** Deletes every key under a prefix on every primary. */
   async cleanUp(prefix: string): Promise<void> {
-    for (const port of CLUSTER_PORTS) {
+    const byPort = new Map<number, string[]>();
+    for (const { key, port } of await this.keysUnder(prefix)) byPort.set(port, [...(byPort.get(port) ?? []), key]);
+    for (const [port, keys] of byPort) {
       const node = new Redis({ port, host: "127.0.0.1", lazyConnect: true });
       try {
-        let cursor = "0";
-        do {
-          const [next, batch] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-          cursor = next;
-          for (const key of batch) await node.unlink(key);
-        } while (cursor !== "0");
+        for (const key of keys) await node.unlink(key);
       } finally {
         node.disconnect();
       }
