@@ -152,7 +152,8 @@ export class Link {
     private readonly monotonic: () => number = () => performance.now(),
   ) {}
 
-  private send(command: "EVALSHA" | "EVAL", args: string[], timed: Timed | undefined): Promise<unknown> {
+  /** Sends one command, counted as `weight` calls in flight (a batch of charges counts each) until the client settles it. */
+  private send(command: "EVALSHA" | "EVAL", args: string[], timed: Timed | undefined, weight: number): Promise<unknown> {
     if (this.inFlight >= this.maxInFlight) return Promise.reject(new RedisOverloadError(this.maxInFlight));
     let promise: Promise<unknown>;
     try {
@@ -160,15 +161,15 @@ export class Link {
     } catch (error) {
       return Promise.reject(error);
     }
-    this.inFlight++;
+    this.inFlight += weight;
     promise.then(
       (reply) => {
-        this.inFlight--;
+        this.inFlight -= weight;
         const t = timed?.timeOf(reply);
         if (t !== undefined && Number.isFinite(t)) this.learn(t - this.monotonic());
       },
       () => {
-        this.inFlight--;
+        this.inFlight -= weight;
       },
     );
     return promise;
@@ -176,11 +177,17 @@ export class Link {
 
   /** Takes one (Redis time − arrival) difference: a lower bound of the true offset. */
   private learn(difference: number): void {
+    const samples = this.samples;
     // more than a second below the offset: Redis's clock stepped back (delays never vary that much)
-    if (this.offset !== undefined && difference < this.offset - STEP_MS) this.samples.length = 0;
-    this.samples.push(difference);
-    if (this.samples.length > SAMPLES) this.samples.shift();
-    this.offset = Math.max(...this.samples);
+    if (this.offset !== undefined && difference < this.offset - STEP_MS) {
+      samples.length = 0;
+      this.offset = undefined;
+    }
+    samples.push(difference);
+    const dropped = samples.length > SAMPLES ? samples.shift() : undefined;
+    // the largest of the samples, kept as they come: scanned again only when the largest leaves
+    if (this.offset === undefined || difference >= this.offset) this.offset = difference;
+    else if (dropped === this.offset) this.offset = Math.max(...samples);
   }
 
   /**
@@ -193,21 +200,29 @@ export class Link {
    * @param keys - `KEYS`.
    * @param args - `ARGV`; with `timed`, `args[timed.deadlineArg]` is set here.
    * @param timed - for a script that checks a deadline.
+   * @param weight - how many calls the command carries (a batch of charges), for `maxInFlight`.
    * @returns Redis's reply.
    */
-  async run(script: Script, what: string, keys: readonly string[], args: readonly string[], timed?: Timed): Promise<unknown> {
+  async run(script: Script, what: string, keys: readonly string[], args: readonly string[], timed?: Timed, weight = 1): Promise<unknown> {
     const start = this.monotonic();
     const giveUp = start + this.timeoutMs * (this.retries + 1);
-    const argv = [...args];
+    // EVALSHA's arguments, built once: the SHA-1, the number of keys, the keys, then ARGV from `at`
+    const command: string[] = [script.sha, String(keys.length)];
+    for (const key of keys) command.push(key);
+    const at = command.length;
+    for (const arg of args) command.push(arg);
     let resynced = false;
-    for (let attempt = 0; ; ) {
-      if (timed !== undefined) argv[timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
-      const tail = [String(keys.length), ...keys, ...argv];
+    for (let attempt = 0, sends = 0; ; sends++) {
+      // a resend is a new array: a client may still hold the one it was handed
+      const argv = sends === 0 ? command : command.slice();
+      if (timed !== undefined) argv[at + timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
       const left = () => Math.min(this.timeoutMs, giveUp - this.monotonic());
-      let reply = await within(this.send("EVALSHA", [script.sha, ...tail], timed), left()).catch((error: unknown) => {
+      let reply = await within(this.send("EVALSHA", argv, timed, weight), left()).catch((error: unknown) => {
         // Redis restarted or SCRIPT FLUSH: EVAL runs the script and caches it again for EVALSHA
         if (!isNoScript(error)) throw error;
-        return within(this.send("EVAL", [script.source, ...tail], timed), left());
+        const source = argv.slice();
+        source[0] = script.source;
+        return within(this.send("EVAL", source, timed, weight), left());
       });
       if (reply === TIMED_OUT) {
         attempt++;

@@ -49,6 +49,15 @@ export interface RedisStoreOptions {
    */
   maxInFlight?: number;
   /**
+   * Charges sent in one round trip at most. The charges a store is handed in one turn of the event
+   * loop go together, as one script call that runs each as if it came alone (its own nonce and memo;
+   * one charge failing fails only itself); a lone charge is sent at the end of its turn, as before.
+   * `1` sends every charge alone. Not used with `cluster` (each charge goes to its own slot's node).
+   * Default 16: a busy turn goes out as several batches, so that Redis runs one while the host
+   * prepares the next (measured: 64 in flight, batches of 8–32 beat one batch of 64 by ~40%).
+   */
+  batch?: number;
+  /**
    * Redis Cluster: keys carry hash tags (a credential's budgets, test-send cap and idempotency
    * records in the credential's slot; a newsletter's dispatch cap in the newsletter's slot), and a
    * send or schedule takes two round trips (see docs/redis.md, "Redis Cluster"). `redis` must
@@ -68,10 +77,11 @@ export interface StoreSettings {
   readonly retries: number;
   readonly dedupeMs: number;
   readonly maxInFlight: number;
+  readonly batch: number;
   readonly cluster: boolean;
 }
 
-const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000, maxInFlight: 1_000 } as const;
+const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000, maxInFlight: 1_000, batch: 16 } as const;
 
 function positive(field: string, value: unknown, fallback: number, integer: boolean): number {
   if (value === undefined) return fallback;
@@ -104,6 +114,7 @@ export function storeSettings(options: RedisStoreOptions): StoreSettings {
   }
   const retries = whole("retries", options.retries ?? DEFAULTS.retries, 0, 10, "from 0 to 10");
   const maxInFlight = whole("maxInFlight", options.maxInFlight ?? DEFAULTS.maxInFlight, 1, Infinity, "≥ 1");
+  const batch = whole("batch", options.batch ?? DEFAULTS.batch, 1, 1_000, "from 1 to 1000");
   const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, false);
   const prefix = options.prefix ?? DEFAULTS.prefix;
   const clock = (options.clock ?? DEFAULTS.clock) === "redis" ? "r" : "h";
@@ -113,5 +124,5 @@ export function storeSettings(options: RedisStoreOptions): StoreSettings {
   if (cluster && /[{}]/.test(prefix)) {
     throw new PolicyConfigError("prefix", "must not hold { or } with cluster: true (the store's hash tags decide each key's slot)");
   }
-  return { redis: options.redis, prefix, clock, timeoutMs, retries, dedupeMs, maxInFlight, cluster };
+  return { redis: options.redis, prefix, clock, timeoutMs, retries, dedupeMs, maxInFlight, batch, cluster };
 }

@@ -7,11 +7,12 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
 import type { ResetRequest } from "../store.js";
+import { Batcher } from "./batcher.js";
 import { Link } from "./client.js";
 import { chargeOnCluster } from "./cluster-charge.js";
 import { bySlot, capSlotTag, credentialTag, isNewsletterTag, memoKey, redisKey } from "./key-layout.js";
 import { storeSettings, type RedisStoreOptions } from "./options.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge } from "./scripts/charge.js";
+import { chargeCall } from "./scripts/charge.js";
 import { CLUSTER_RELEASE, clusterReleaseCall, decodeClusterRelease } from "./scripts/cluster-release.js";
 import { decodeRead, READ, readCall } from "./scripts/read.js";
 import { decodeRelease, RELEASE, releaseCall } from "./scripts/release.js";
@@ -22,11 +23,12 @@ export type { RedisStoreOptions } from "./options.js";
 /**
  * A {@link PolicyStore} in Redis, for many server processes sharing one set of budgets and caps.
  * Every decision is one Lua script (`EVALSHA`, falling back to `EVAL` after a restart or
- * `SCRIPT FLUSH`); every key expires with its window, day or idempotency record.
+ * `SCRIPT FLUSH`), and the charges handed over in one turn of the event loop share one round trip
+ * (`batch`); every key expires with its window, day or idempotency record.
  *
  * @param options - `redis` (required: sends `EVALSHA`/`EVAL`), `prefix` (default `"np:"`), `clock`
  *   (default `"host"`), `timeoutMs` (default 500), `retries` on timeout (default 1), `dedupeMs`
- *   (default 30 000), `maxInFlight` (default 1 000).
+ *   (default 30 000), `maxInFlight` (default 1 000), `batch` (charges per round trip, default 16).
  * @throws PolicyConfigError naming the field, when an option is invalid.
  * @example
  * import { Redis } from "ioredis";
@@ -39,6 +41,7 @@ export type { RedisStoreOptions } from "./options.js";
  */
 export class RedisStore implements PolicyStore {
   private readonly link: Link;
+  private readonly batcher: Batcher;
   private readonly prefix: string;
   private readonly clock: "h" | "r";
   private readonly dedupeMs: number;
@@ -58,6 +61,7 @@ export class RedisStore implements PolicyStore {
   constructor(options: RedisStoreOptions) {
     const settings = storeSettings(options);
     this.link = new Link(settings.redis, settings.timeoutMs, settings.retries, settings.maxInFlight);
+    this.batcher = new Batcher(this.link, settings.batch);
     this.prefix = settings.prefix;
     this.clock = settings.clock;
     this.dedupeMs = settings.dedupeMs;
@@ -65,10 +69,10 @@ export class RedisStore implements PolicyStore {
   }
 
   /**
-   * Commands sent to Redis that the client has not answered yet (bounded by `maxInFlight`): a gauge
-   * for metrics, and what a stalled Redis would pile up.
+   * Calls sent to Redis that the client has not answered yet (bounded by `maxInFlight`; a batch
+   * counts each charge it carries): a gauge for metrics, and what a stalled Redis would pile up.
    *
-   * @returns the number of unsettled commands.
+   * @returns the number of unsettled calls.
    * @example
    * setInterval(() => metrics.gauge("redis.in_flight", store.inFlight), 1_000);
    */
@@ -98,8 +102,7 @@ export class RedisStore implements PolicyStore {
     const call = { clock: this.clock, nonce, memoTtlMs: this.link.retries === 0 ? 0 : 2 * this.dedupeMs, memo };
     if (this.cluster) return chargeOnCluster({ link: this.link, instance: this.instance, key: (key, tag) => this.key(key, tag) }, request, call);
     const { now, refused, budgets, idempotency, cap } = request;
-    const { keys, args } = chargeCall({ ...call, now, refused, budgets, idempotency, cap, key: (key) => this.key(key, "") });
-    return decodeCharge(await this.link.run(CHARGE, "charge", keys, args, CHARGE_TIMED));
+    return this.batcher.charge(chargeCall({ ...call, now, refused, budgets, idempotency, cap, key: (key) => this.key(key, "") }));
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */

@@ -1,0 +1,99 @@
+/**
+ * Charges gathered into batches: the charges a store is handed in one turn of the event loop go to
+ * Redis together, as one `CHARGE_BATCH` (scripts/charge-batch.ts), or as one `CHARGE` when alone.
+ *
+ * A busy server hands the store many charges per turn (every request whose previous await settled
+ * in that turn); each would otherwise be one command: one write and one read on each side, and the
+ * command's own cost in Redis, for a few microseconds of work. A lone caller waits for nothing: its
+ * charge is sent at the end of the turn it was made in (`process.nextTick`, or a microtask where
+ * there is no `process`), before any I/O.
+ *
+ * Every charge keeps its own nonce and memo, so a batch resent after a timeout is answered from each
+ * charge's memo, never counted twice; the batch's deadline is the moment the store gives up on it,
+ * which no charge in it has reached yet (each joined it in the same turn). `maxInFlight` counts
+ * charges, not commands: charges past it are refused at once (`RedisOverloadError`), as before.
+ */
+import type { ChargeOutcome } from "../store.js";
+import { RedisOverloadError, type Link } from "./client.js";
+import { BATCH_TIMED, batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
+import { CHARGE, CHARGE_TIMED, decodeCharge } from "./scripts/charge.js";
+import type { ScriptCall } from "./scripts/script.js";
+
+interface Waiting {
+  readonly call: ScriptCall;
+  readonly resolve: (outcome: ChargeOutcome) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+const defer: (task: () => void) => void =
+  typeof process === "object" && process !== null && typeof process.nextTick === "function" ? (task) => process.nextTick(task) : (task) => queueMicrotask(task);
+
+/** Gathers one store's charges per turn and sends them in batches of at most `max`. */
+export class Batcher {
+  private waiting: Waiting[] = [];
+  private scheduled = false;
+
+  /**
+   * @param link - the store's link to Redis.
+   * @param max - charges per round trip at most (1: each alone).
+   */
+  constructor(
+    private readonly link: Link,
+    private readonly max: number,
+  ) {}
+
+  /** Charges waiting for the end of this turn. */
+  get pending(): number {
+    return this.waiting.length;
+  }
+
+  /** Queues one charge (its `CHARGE` call, from `chargeCall`) for the end of this turn. */
+  charge(call: ScriptCall): Promise<ChargeOutcome> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ call, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        defer(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const waiting = this.waiting;
+    this.waiting = [];
+    // as many as maxInFlight still allows go; the rest are refused without sending, each at once
+    const room = Math.max(0, this.link.maxInFlight - this.link.inFlight);
+    for (let i = room; i < waiting.length; i++) waiting[i]!.reject(new RedisOverloadError(this.link.maxInFlight));
+    const admitted = Math.min(room, waiting.length);
+    for (let i = 0; i < admitted; i += this.max) this.send(waiting.slice(i, Math.min(admitted, i + this.max)));
+  }
+
+  private send(batch: readonly Waiting[]): void {
+    if (batch.length === 1) {
+      const { call, resolve, reject } = batch[0]!;
+      this.link.run(CHARGE, "charge", call.keys, call.args, CHARGE_TIMED).then((reply) => resolve(decodeCharge(reply)), reject).catch(reject);
+      return;
+    }
+    const { keys, args } = batchCall(batch.map((w) => w.call));
+    this.link.run(CHARGE_BATCH, "charge", keys, args, BATCH_TIMED, batch.length).then(
+      (reply) => {
+        let outcomes: (ChargeOutcome | Error)[];
+        try {
+          outcomes = decodeBatch(reply, batch.length);
+        } catch (error) {
+          for (const w of batch) w.reject(error);
+          return;
+        }
+        batch.forEach((w, j) => {
+          const outcome = outcomes[j]!;
+          if (outcome instanceof Error) w.reject(outcome);
+          else w.resolve(outcome);
+        });
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    );
+  }
+}

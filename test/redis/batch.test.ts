@@ -1,0 +1,162 @@
+/**
+ * Charges batched per turn of the event loop (src/redis/batcher.ts, scripts/charge-batch.ts), on the
+ * real Redis: a batch decides exactly as the same charges one by one in the order they were handed
+ * over, in fewer round trips; one charge failing fails only itself; a batch resent after a timeout
+ * counts each charge once; `maxInFlight` counts charges.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type PolicyOptions } from "../../src/index.js";
+import { RedisOverloadError, RedisStore, type RedisCall } from "../../src/redis/index.js";
+import { budgetKey, subjectOf } from "../../src/store-keys.js";
+import { T0, key } from "../fixtures.js";
+import { cleanUp, counting, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
+
+const redis = ioredis();
+const root = uniquePrefix("batch");
+let run = 0;
+const prefix = () => `${root}${++run}:`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+afterAll(async () => {
+  await cleanUp(redis, root);
+  redis.disconnect();
+});
+
+const config: PolicyOptions = {
+  budgets: { general: { limit: 12, window: 10 }, audience: { limit: 5, window: 5 }, write: { limit: 6, window: 20 } },
+  caps: { dispatch: { limit: 3 }, testSend: { limit: 2 } },
+};
+const credentials: Credential[] = [
+  key({ nl_1: { content: "write", audience: "write", sending: "write" } }, true, "key_a"),
+  key({ nl_1: { content: "write", sending: "write" } }, false, "key_b"),
+  key({ nl_1: { content: "read", audience: "read" } }, false, "key_c"),
+];
+const roles = { nl_1: "owner" };
+const idempotencyKey = fc.option(fc.constantFrom("k1", "k2"), { nil: undefined });
+const request = fc.oneof(
+  fc.constant({ method: "GET", path: "/newsletters/nl_1/subscribers?limit=100" }),
+  fc.constant({ method: "GET", path: "/me" }),
+  fc.record({ method: fc.constant("POST"), path: fc.constant("/articles/a_1/send"), newsletter: fc.constant("nl_1"), idempotencyKey }),
+  fc.record({
+    method: fc.constant("POST"),
+    path: fc.constant("/articles/a_1/test-send"),
+    newsletter: fc.constant("nl_1"),
+    idempotencyKey,
+    body: fc.record({ to: fc.array(fc.constant("a@example.com"), { minLength: 1, maxLength: 3 }) }),
+  }),
+  fc.record({ method: fc.constant("PATCH"), path: fc.constant("/articles/a_1"), newsletter: fc.constant("nl_1"), idempotencyKey }),
+);
+const check = fc.record({ who: fc.nat(credentials.length - 1), request });
+/** A trace: turns, each a group of checks made at once, and the time that passes after it. */
+const turns = fc.array(fc.record({ checks: fc.array(check, { minLength: 1, maxLength: 40 }), advance: fc.constantFrom(0, 0, 1_000, 5_000, 20_000) }), { minLength: 1, maxLength: 6 });
+
+function counter(): () => string {
+  let n = 0;
+  return () => String(++n);
+}
+
+describe("RedisStore batches the charges of one turn (batch)", () => {
+  it("a batch decides exactly as the same charges one by one, in the order they were handed over (differential against MemoryStore, fast-check, fixed seed)", async () => {
+    let checks = 0;
+    let roundTrips = 0;
+    await fc.assert(
+      fc.asyncProperty(turns, async (trace) => {
+        let now = T0;
+        const clock = () => now;
+        const call = counting(ioredisCall(redis));
+        const memory = createPolicy({ store: new MemoryStore(), config, clock, generateId: counter() });
+        const batched = createPolicy({ store: new RedisStore({ redis: call, prefix: prefix(), batch: 7 }), config, clock, generateId: counter() });
+        for (const turn of trace) {
+          // all of a turn's checks at once: their charges reach the store in this turn
+          const actual = await Promise.all(turn.checks.map((c) => batched.check(c.request, { credential: credentials[c.who]!, roles })));
+          for (const [i, c] of turn.checks.entries()) {
+            const expected = await memory.check(c.request, { credential: credentials[c.who]!, roles });
+            expect(actual[i]).toEqual(expected);
+          }
+          checks += turn.checks.length;
+          now += turn.advance;
+        }
+        roundTrips += call.calls;
+      }),
+      { seed: 20_261_123, numRuns: 40 },
+    );
+    console.log(`batch differential: ${checks} checks in ${roundTrips} round trips`);
+    expect(roundTrips).toBeLessThan(checks / 2);
+  });
+
+  it("50 checks made at once are 4 round trips with batch: 16 (16 + 16 + 16 + 2), 50 with batch: 1, and count the same", async () => {
+    const credential = credentials[0]!;
+    for (const [batch, trips] of [[16, 4], [1, 50], [64, 1]] as const) {
+      const call = counting(ioredisCall(redis));
+      const store = new RedisStore({ redis: call, prefix: prefix(), batch });
+      const policy = createPolicy({ store, clock: () => T0, config });
+      const decisions = await Promise.all(Array.from({ length: 50 }, () => policy.check({ method: "GET", path: "/me" }, { credential, roles })));
+      expect(call.calls, `batch: ${batch}`).toBe(trips);
+      expect(decisions.filter((d) => d.allowed)).toHaveLength(12);
+      expect(decisions.filter((d) => d.status === 429)).toHaveLength(38);
+    }
+  });
+
+  it("a lone charge is one CHARGE, sent at the end of its turn", async () => {
+    const call = counting(ioredisCall(redis));
+    const store = new RedisStore({ redis: call, prefix: prefix() });
+    const charge = store.charge({ id: "x", now: T0, budgets: [{ key: "b:lone", limit: 5, windowMs: 1_000 }], refused: false });
+    expect(call.calls, "nothing sent before the turn ends").toBe(0);
+    await expect(charge).resolves.toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
+    expect(call.calls).toBe(1);
+  });
+
+  it("one charge failing in a batch (its budget key holds a string: WRONGTYPE) fails only itself: 503 for it, the others charged", async () => {
+    const p = prefix();
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: p });
+    const errors: unknown[] = [];
+    const policy = createPolicy({ store, clock: () => T0, config, onStoreError: (e) => errors.push(e) });
+    const three = ["key_x", "key_y", "key_z"].map((id) => key({ nl_1: { audience: "read" } }, true, id));
+    await redis.set(`${p}${budgetKey(subjectOf(three[1]!), "general")}`, "not a hash");
+    const decisions = await Promise.all(three.map((credential) => policy.check({ method: "GET", path: "/me" }, { credential, roles })));
+    expect(decisions.map((d) => d.status)).toEqual([200, 503, 200]);
+    expect(String(errors[0])).toContain("WRONGTYPE");
+    expect(errors).toHaveLength(1);
+    const [read] = await store.read([{ key: budgetKey(subjectOf(three[2]!), "general"), limit: 12, windowMs: 10_000 }], T0);
+    expect(read).toEqual({ count: 1, resetAt: T0 + 10_000 });
+  });
+
+  it("a batch resent after a timeout counts each of its charges once; the late original is answered from each charge's memo", async () => {
+    const real = ioredisCall(redis);
+    let original: Promise<unknown> | undefined;
+    const slowFirst: RedisCall = (command, args) => {
+      if (original !== undefined) return real(command, args);
+      original = sleep(1_200).then(() => real(command, args));
+      return original;
+    };
+    const store = new RedisStore({ redis: slowFirst, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
+    const budgets = (i: number) => [{ key: `b:resend:${i}`, limit: 100, windowMs: 60_000 }];
+    const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => store.charge({ id: `r${i}`, now: T0, budgets: budgets(i), refused: false })));
+    for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
+    const late = (await original) as unknown[];
+    expect(late[0]).toBe("b");
+    for (const part of late.slice(2) as string[][]) expect([part[0], part[5]]).toEqual(["c", "1"]);
+    for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+
+  it("maxInFlight counts charges, not commands: 30 charges at once against a Redis that never answers, maxInFlight 10 → 10 sent (one batch), 20 refused at once", async () => {
+    const hanging = counting(() => new Promise(() => {}));
+    const store = new RedisStore({ redis: hanging, prefix: prefix(), maxInFlight: 10, timeoutMs: 50, retries: 0 });
+    const settled = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => store.charge({ id: `h${i}`, now: T0, budgets: [{ key: "b:h", limit: 5, windowMs: 1_000 }], refused: false })));
+    expect(hanging.calls).toBe(1);
+    expect(store.inFlight).toBe(10);
+    const reasons = settled.map((s) => (s.status === "rejected" ? (s.reason as Error).name : s.status));
+    expect(reasons.filter((r) => r === "RedisOverloadError")).toHaveLength(20);
+    expect(reasons.filter((r) => r === "RedisTimeoutError")).toHaveLength(10);
+    expect(settled.some((s) => s.status === "rejected" && s.reason instanceof RedisOverloadError)).toBe(true);
+  });
+
+  it("batch must be a whole number from 1 to 1000 (PolicyConfigError naming batch)", () => {
+    for (const batch of [0, 1.5, 1_001, Number.NaN, "8" as unknown as number]) {
+      expect(() => new RedisStore({ redis: ioredisCall(redis), batch }), String(batch)).toThrow(PolicyConfigError);
+      expect(() => new RedisStore({ redis: ioredisCall(redis), batch }), String(batch)).toThrow(/batch/);
+    }
+    expect(() => new RedisStore({ redis: ioredisCall(redis), batch: 1 })).not.toThrow();
+  });
+});
