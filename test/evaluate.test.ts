@@ -3,6 +3,9 @@ import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, type PolicyState } from "../src/index.js";
 import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
+import fc from "fast-check";
+import { fnv1a } from "../src/hash.js";
+import { derivedId } from "../src/request-id.js";
 
 describe("evaluate is pure", () => {
   const credential = freeze(key({ nl_1: { audience: "read" } }), true);
@@ -47,8 +50,23 @@ describe("the snapshot shares what a request does not touch", () => {
     const fresh = leaves(after).filter((leaf) => !leaves(before).includes(leaf));
     expect(fresh.length).toBeGreaterThanOrEqual(1);
     expect(fresh.length).toBeLessThanOrEqual(2); // general and audience of key_500
-    expect(fresh.reduce((n, leaf) => n + Object.keys(leaf).length, 0)).toBeLessThan(40); // ~2000 windows / 256 buckets each
+    // ~2000 windows / 256 buckets each (a leaf is pairs: key, record, …)
+    expect(fresh.reduce((n, leaf) => n + (Array.isArray(leaf) ? leaf.length / 2 : Object.keys(leaf).length), 0)).toBeLessThan(40);
     expect(recordsIn(usageData(after).windows)).toHaveLength(2000);
     expect(usageData(after).keys).toBe(usageData(before).keys);
+  });
+});
+
+describe("derived request ids (DESIGN §14)", () => {
+  it("derivedId is the two FNV-1a hashes of the parts joined by NUL, computed in one pass (property)", () => {
+    const part = fc.oneof(fc.string({ unit: "binary" }), fc.integer(), fc.double({ noNaN: true }));
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 6 }), (parts) => {
+        const text = parts.join("\u0000");
+        const hex = (h: number) => h.toString(16).padStart(8, "0");
+        expect(derivedId(parts)).toBe(hex(fnv1a(text)) + hex(fnv1a(text, 0x01000193, 2246822519)));
+      }),
+      { seed: 20_261_123, numRuns: 500 },
+    );
   });
 });

@@ -16,7 +16,7 @@ import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
 import { MemoryStore, createPolicy, defineConfig, emptyUsage, evaluate, prune, reset, type Credential, type Decision, type PolicyRequest, type Usage } from "../src/index.js";
 import { fnv1a } from "../src/hash.js";
-import { LEAF_MAX, changeIn, recordIn, recordsIn, usageData, type BucketNode, type Buckets } from "../src/snapshot.js";
+import { LEAF_MAX, changeIn, recordIn, recordsIn, slotOf, usageData, type BucketNode, type Buckets } from "../src/snapshot.js";
 import { budgetKey, capKey, idempotencyScope, subjectOf } from "../src/store-keys.js";
 import { comparableDecision } from "../src/testing/index.js";
 import { T0 } from "./fixtures.js";
@@ -104,6 +104,11 @@ function run(): Promise<Run> {
 
 type Records = Readonly<Record<string, unknown>>;
 
+/** A leaf written as pairs (key, record, …), as this version writes leaves; a split node is 16 nodes. */
+function isPairs(node: unknown): node is readonly unknown[] {
+  return Array.isArray(node) && node.length > 0 && typeof node[0] === "string";
+}
+
 /** Every (outer, inner) top node of a kind. */
 function topNodes<T>(buckets: Buckets<T>): BucketNode<T>[] {
   return Object.values(buckets).flatMap((inner) => Object.values(inner));
@@ -115,7 +120,8 @@ function splitStats(buckets: Buckets<unknown>): { arrays: number; depth: number;
   let depth = 0;
   let maxLeaf = 0;
   const walk = (node: BucketNode<unknown>, d: number): void => {
-    if (Array.isArray(node)) {
+    if (isPairs(node)) maxLeaf = Math.max(maxLeaf, node.length / 2);
+    else if (Array.isArray(node)) {
       arrays++;
       depth = Math.max(depth, d + 1);
       expect(node).toHaveLength(16);
@@ -133,9 +139,14 @@ function expectWellPlaced(buckets: Buckets<unknown>): void {
   expect(entries.filter(([k, record]) => recordIn(buckets, k) !== record).map(([k]) => k), "records recordIn does not find where they are").toEqual([]);
 }
 
-/** The old layout: every split tree below (outer, inner) flattened back into one plain-record leaf. */
+/** The old layout: every split tree below (outer, inner) flattened back into one plain-record leaf (an object, as leaves were). */
 function flattenNode(node: BucketNode<unknown>): Records {
   if (!Array.isArray(node)) return node as Records;
+  if (isPairs(node)) {
+    const leaf: Record<string, unknown> = {};
+    for (let i = 0; i < node.length; i += 2) leaf[node[i] as string] = node[i + 1];
+    return leaf;
+  }
   return Object.assign({}, ...(node as readonly BucketNode<unknown>[]).map(flattenNode)) as Records;
 }
 function flattenBuckets<T>(buckets: Buckets<T>): Buckets<T> {
@@ -279,17 +290,20 @@ describe("split buckets (snapshot layout of 6f2ef03)", () => {
     // the original snapshot is untouched
     expect(count(final, "windows")).toBe(3 * N);
 
-    // evaluate's sweep: 300 reads after the window (one leaf more per change, 256 in turn) leave only their own windows
+    // evaluate's sweep: one leaf more per change (the 256 buckets in turn, a split bucket's leaves one
+    // per visit): 256 × 17 reads after the window reach every leaf (these buckets split once) and
+    // leave only the readers' own windows
     let usage = final;
-    const readers = 300;
+    const readers = 256 * 17;
+    const reader = (i: number) => (i * 7) % N;
     for (let i = 0; i < readers; i++) {
-      const r = step(usage, { who: i * 17, request: read(), now: later + i });
-      expect(r.decision.status, `key_${i * 17}`).toBe(200);
+      const r = step(usage, { who: reader(i), request: read(), now: later + i });
+      expect(r.decision.status, `key_${reader(i)}`).toBe(200);
       usage = r.usage;
     }
+    expect(splitStats(usageData(final).windows).depth, "the buckets split once").toBe(1);
     const left = recordsIn(usageData(usage).windows);
-    expect(left).toHaveLength(2 * readers); // general + audience of each reader
-    expect(new Set(left.map(([k]) => k))).toEqual(new Set(Array.from({ length: readers }, (_, i) => ["general", "audience"].map((b) => budgetKey(subjectOf(credentials[i * 17]!), b))).flat()));
+    expect(new Set(left.map(([k]) => k))).toEqual(new Set(Array.from({ length: readers }, (_, i) => ["general", "audience"].map((b) => budgetKey(subjectOf(credentials[reader(i)]!), b))).flat()));
     expectWellPlaced(usageData(usage).windows);
   });
 
@@ -365,5 +379,5 @@ describe("split buckets (snapshot layout of 6f2ef03)", () => {
 /** The node at (outer, inner) a key hashes to (as recordIn finds it). */
 function topNodeOf<T>(buckets: Buckets<T>, key: string): BucketNode<T> | undefined {
   const h = fnv1a(key);
-  return buckets[String(h & 15)]?.[String((h >>> 4) & 15)];
+  return slotOf(slotOf(buckets, h & 15), (h >>> 4) & 15);
 }

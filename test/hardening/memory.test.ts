@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, MemoryStore, prune, type Usage } from "../../src/index.js";
-import { recordsIn, usageData } from "../../src/snapshot.js";
+import { recordsIn, slotOf, usageData } from "../../src/snapshot.js";
 import type { ChargeRequest } from "../../src/store.js";
 import { T0, key, post } from "../fixtures.js";
 
@@ -25,8 +25,9 @@ describe("issue 8 defect 4: the pure snapshot's caps scale and forget what has e
     // two levels of at most 16 buckets, as windows and idempotency records
     expect(Object.keys(usageData(after).caps).length).toBeLessThanOrEqual(16);
     let changed = 0;
-    for (const outer of Object.keys(usageData(before).caps)) {
-      for (const inner of Object.keys(usageData(before).caps[outer]!)) if (usageData(after).caps[outer]?.[inner] !== usageData(before).caps[outer]![inner]) changed++;
+    const [was, now] = [usageData(before).caps, usageData(after).caps];
+    for (let outer = 0; outer < 16; outer++) {
+      for (let inner = 0; inner < 16; inner++) if (slotOf(slotOf(now, outer), inner) !== slotOf(slotOf(was, outer), inner)) changed++;
     }
     expect(changed).toBeLessThanOrEqual(1);
     expect(recordsIn(usageData(after).caps)).toHaveLength(1001);
@@ -49,16 +50,23 @@ describe("issue 8 defect 4: the pure snapshot's caps scale and forget what has e
     expect(Object.isFrozen(later)).toBe(true);
   });
 
-  it("evaluate forgets expired records as it goes, a bucket per change, once two changes agree the time has passed", () => {
+  it("evaluate forgets expired records as it goes, a leaf per change (the 256 buckets in turn, a split bucket's leaves one per visit), once two changes agree the time has passed", () => {
     let usage = withTestSends(2000, T0);
     const seen = recordsIn(usageData(usage).caps).length;
     // one request stamped two days ahead forgets nothing of today
     const ahead = evaluate(testSend, { credential: sender(9999), roles, usage, now: T0 + 2 * DAY }).usage;
     expect(recordsIn(usageData(ahead).caps).length).toBeGreaterThanOrEqual(seen);
-    // 600 changes two days on walk every bucket: yesterday's caps, windows and keys are gone
-    usage = withTestSends(600, T0 + 2 * DAY + 10_000, usage);
-    expect(recordsIn(usageData(usage).caps).length).toBeLessThanOrEqual(600);
-    expect(recordsIn(usageData(usage).windows).length).toBeLessThanOrEqual(600 * 2);
+    // 256 buckets × 16 leaves + a round of changes two days on reach every leaf (buckets here split
+    // once at most): every record left is live, yesterday's caps and windows are gone
+    const start = T0 + 2 * DAY + 10_000;
+    const changes = 256 * 17;
+    usage = withTestSends(changes, start, usage);
+    const end = start + changes;
+    const deadCaps = recordsIn(usageData(usage).caps).filter(([, r]) => Object.values(r.days).some((d) => d.resetAt <= end));
+    const deadWindows = recordsIn(usageData(usage).windows).filter(([, w]) => w.expiresAt !== undefined && w.expiresAt <= start);
+    expect(deadCaps).toEqual([]);
+    expect(deadWindows).toEqual([]);
+    expect(recordsIn(usageData(usage).caps).length).toBeLessThanOrEqual(changes);
   });
 
   it("prune and the clock range: now out of range is a host error", () => {
