@@ -4,7 +4,14 @@
  */
 import type { DescriptorRead } from "./request.js";
 
-const hex8 = (h: number): string => (h >>> 0).toString(16).padStart(8, "0");
+const HEX = "0123456789abcdef";
+
+/** `h` as 8 lowercase hex digits (as `toString(16).padStart(8, "0")`, without the number-to-text path). */
+function hex8(h: number): string {
+  let out = "";
+  for (let shift = 28; shift >= 0; shift -= 4) out += HEX[(h >>> shift) & 15];
+  return out;
+}
 
 /**
  * 64 bits of two FNV-1a hashes of the parts joined by NUL: a short stable id derived from the inputs

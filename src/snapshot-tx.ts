@@ -91,11 +91,10 @@ export class SnapshotTx implements CounterTx {
     const next: Partial<Record<Kind, Buckets<any>>> = {};
     for (const { kind, key, change } of this.writes) next[kind] = changeIn(next[kind] ?? this.usage[kind], key, change, tidy[kind]);
     for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]);
-    const snapshot = produce(this.usage, (draft) => {
-      Object.assign(draft, next);
-      draft.seq = seq;
-      draft.at = now;
-    });
+    // immer hands back the new top level: the recipe returns it whole (cheaper than assigning through
+    // the draft, which immer would then copy again), and immer freezes it (its parts are frozen already)
+    const base = this.usage;
+    const snapshot = produce(base, () => ({ seq, at: now, windows: next.windows ?? base.windows, caps: next.caps ?? base.caps, keys: next.keys ?? base.keys }));
     return snapshot as unknown as Usage;
   }
 }

@@ -150,13 +150,18 @@ function eachInLeaf<T>(leaf: BucketNode<T> | undefined, visit: (key: string, rec
 function withSlot<X>(level: Level<X> | undefined, i: number, value: X | undefined): readonly X[] | undefined {
   if (slotOf(level, i) === value) return level as readonly X[] | undefined;
   const next = new Array<X>(16);
-  let used = 0;
-  for (let j = 0; j < 16; j++) {
-    const v = j === i ? value : slotOf(level, j);
-    if (v === undefined || isEmpty(v)) next[j] = NO_RECORDS as X;
-    else (next[j] = v), used++;
+  if (Array.isArray(level)) {
+    const slots = level as readonly X[];
+    for (let j = 0; j < 16; j++) next[j] = slots[j] ?? (NO_RECORDS as X);
+  } else for (let j = 0; j < 16; j++) next[j] = slotOf(level, j) ?? (NO_RECORDS as X);
+  next[i] = value ?? (NO_RECORDS as X);
+  // emptied: the level goes too when no slot holds anything
+  if (value === undefined || isEmpty(value)) {
+    let used = false;
+    for (let j = 0; j < 16 && !used; j++) used = !isEmpty(next[j]);
+    if (!used) return undefined;
   }
-  return used === 0 ? undefined : Object.freeze(next);
+  return Object.freeze(next);
 }
 
 /**
