@@ -1,0 +1,86 @@
+/**
+ * `npm run bench:redis:script`: where Redis's time goes inside `CHARGE`, the charge script (issue 10).
+ *
+ * Runs the allowed two-budget charge of the race (1 000 credentials rotating, a fresh nonce per call)
+ * as the real script and as the same script cut short at successive points, pipelined, and reads
+ * Redis's own time per call (`usec` of `cmdstat_evalsha`, before and after: deltas, so a shared Redis
+ * is not reset). Each cut is the real source with one line replaced, so the differences between rows
+ * are what each part of the script costs Redis per call. Keys live under a prefix unique to this run
+ * and are deleted at the end (SCAN + UNLINK, never FLUSH). REDIS_URL changes the server.
+ */
+import { Redis } from "ioredis";
+import { CHARGE, chargeCall } from "../src/redis/scripts/charge.js";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const N = Number(process.env.BENCH_N ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PREFIX = `np-script:${process.pid}:${Date.now()}:`;
+
+const source = CHARGE.source;
+function cut(line: string, by: string): string {
+  if (!source.includes(line)) throw new Error(`CHARGE no longer holds: ${line}`);
+  return source.replace(line, by);
+}
+const DEADLINE = "if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end";
+const READ = "if read_budgets() then return reply('s', '', '') end";
+
+/** [row, script source, memo ttl ms (0 = no memo, as with `retries: 0`)] */
+const variants: [string, string, number][] = [
+  ["EVALSHA of `return 1` (same KEYS/ARGV)", "return 1", 0],
+  ["… + KEYS/ARGV named, `num`, TIME, the clock, closures", cut(DEADLINE, "do return { 'c' } end"), 0],
+  ["… + reading both budgets (HMGET, read_window)", cut(READ, "read_budgets() do return { 'c' } end"), 0],
+  ["… + the reply (numbers formatted, one table)", cut(READ, "read_budgets() do return reply('c', '', '') end"), 0],
+  ["… + charging both budgets: CHARGE with retries: 0", source, 0],
+  ["… + the retry memo (HSET, PEXPIRE): CHARGE as by default", source, 60_000],
+];
+
+async function evalshaStats(redis: Redis): Promise<{ calls: number; usec: number }> {
+  const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info("commandstats"));
+  return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
+}
+
+async function perCall(redis: Redis, script: string, memoTtlMs: number, tag: string): Promise<number> {
+  const sha = (await redis.script("LOAD", script)) as string;
+  const now = Date.now();
+  const before = await evalshaStats(redis);
+  for (let from = 0; from < N; from += 100) {
+    const pipeline = redis.pipeline();
+    for (let i = from; i < from + 100; i++) {
+      const budgets = ["general", "audience"].map((b) => ({ key: `b:${i % 1000}:${b}`, limit: 1e9, windowMs: 60_000 }));
+      const { keys, args } = chargeCall({ clock: "h", now: now + i, nonce: `${tag}.${i}`, memoTtlMs, refused: false, budgets, idempotency: undefined, cap: undefined, memo: `memo:${tag}`, key: (k) => `${PREFIX}${k}` });
+      pipeline.evalsha(sha, keys.length, ...keys, ...args);
+    }
+    for (const [error] of (await pipeline.exec())!) if (error) throw error;
+  }
+  const after = await evalshaStats(redis);
+  return (after.usec - before.usec) / (after.calls - before.calls);
+}
+
+async function main(): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    console.log(`Redis ${(await redis.info("server")).match(/redis_version:(\S+)/)?.[1]} at ${REDIS_URL}; ${ROUNDS} rounds of ${N.toLocaleString("en")} pipelined calls per row, rows interleaved`);
+    const times = variants.map(() => [] as number[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [v, [, script, memo]] of variants.entries()) times[v]!.push(await perCall(redis, script, memo, `r${round}v${v}`));
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    let previous = 0;
+    console.log(`\n${"Redis µs per call (median)".padStart(28)}  ${"this part".padStart(9)}  row`);
+    for (const [v, [row]] of variants.entries()) {
+      const m = median(times[v]!);
+      console.log(`${m.toFixed(2).padStart(28)}  ${(v === 0 ? "" : `+${(m - previous).toFixed(2)}`).padStart(9)}  ${row}   (rounds: ${times[v]!.map((t) => t.toFixed(2)).join(", ")})`);
+      previous = m;
+    }
+  } finally {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== "0");
+    redis.disconnect();
+  }
+}
+
+await main();
