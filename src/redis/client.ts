@@ -154,7 +154,8 @@ export class Link {
 
   /** Sends one command, counted as `weight` calls in flight (a batch of charges counts each) until the client settles it. */
   private send(command: "EVALSHA" | "EVAL", args: string[], timed: Timed | undefined, weight: number): Promise<unknown> {
-    if (this.inFlight >= this.maxInFlight) return Promise.reject(new RedisOverloadError(this.maxInFlight));
+    // a batch's resend counts all its charges again while the first send may still be unsettled
+    if (this.inFlight + weight > this.maxInFlight) return Promise.reject(new RedisOverloadError(this.maxInFlight));
     let promise: Promise<unknown>;
     try {
       promise = Promise.resolve(this.call(command, args));

@@ -152,6 +152,26 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     expect(settled.some((s) => s.status === "rejected" && s.reason instanceof RedisOverloadError)).toBe(true);
   });
 
+  it("a batch resent after a timeout stays within maxInFlight while its first send is unsettled: the resend is refused, never sent past the bound (regression: 16 charges, maxInFlight 20, 32 were in flight)", async () => {
+    const real = ioredisCall(redis);
+    let sends = 0;
+    let peak = 0;
+    let store: RedisStore | undefined;
+    const slowFirst: RedisCall = (command, args) => {
+      sends++;
+      peak = Math.max(peak, store!.inFlight);
+      return sends === 1 ? sleep(150).then(() => real(command, args)) : real(command, args);
+    };
+    store = new RedisStore({ redis: slowFirst, prefix: prefix(), maxInFlight: 20, timeoutMs: 50, retries: 1 });
+    const settled = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => store!.charge({ id: `m${i}`, now: T0, budgets: [{ key: `b:bound:${i}`, limit: 5, windowMs: 60_000 }], refused: false })));
+    expect(sends, "the resend was not sent").toBe(1);
+    expect(peak).toBeLessThanOrEqual(16);
+    expect(store.inFlight).toBeLessThanOrEqual(20);
+    for (const s of settled) expect(s.status === "rejected" && s.reason instanceof RedisOverloadError, JSON.stringify(s)).toBe(true);
+    await sleep(200);
+    expect(store.inFlight).toBe(0);
+  });
+
   it("batch must be a whole number from 1 to 1000 (PolicyConfigError naming batch)", () => {
     for (const batch of [0, 1.5, 1_001, Number.NaN, "8" as unknown as number]) {
       expect(() => new RedisStore({ redis: ioredisCall(redis), batch }), String(batch)).toThrow(PolicyConfigError);
