@@ -30,6 +30,7 @@ import { createMongoAbility, subject } from "@casl/ability";
 type Ability = ReturnType<typeof createMongoAbility>;
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { consumeBoth } from "./peer.js";
+import { load, median } from "./stats.js";
 import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type Usage } from "../src/index.js";
 
 const ROUNDS = Math.max(7, Number(process.env.BENCH_ROUNDS ?? 7));
@@ -67,17 +68,19 @@ interface Contender {
   run: Run;
 }
 
-/** ours: policy.check over MemoryStore; the injected clock moves 1 ms per decision (windows roll as in life). */
-function oursCheck(): Contender {
+/** ours: policy.check over MemoryStore of `request`, answered `status`; the injected clock moves 1 ms per decision (windows roll as in life). */
+function oursChecking(id: string, name: string, request: typeof read, status: number): Contender {
   let now = T0;
   const policy = createPolicy({ store: new MemoryStore(), config: big, clock: () => ++now });
   return {
-    id: "check",
-    name: "ours policy.check allowed (MemoryStore)",
+    id,
+    name,
     n: N,
-    run: async (i) => expectStatus(200, (await policy.check(read, { credential: creds[i % CREDENTIALS]!, roles })).status, "check"),
+    run: async (i) => expectStatus(status, (await policy.check(request, { credential: creds[i % CREDENTIALS]!, roles })).status, id),
   };
 }
+const oursCheck = () => oursChecking("check", "ours policy.check allowed (MemoryStore)", read, 200);
+const oursCheck403 = () => oursChecking("check403", "ours policy.check refused 403 (no content grant)", forbidden, 403);
 
 async function oursCheck429(): Promise<Contender> {
   const policy = createPolicy({ store: new MemoryStore(), config: spent, clock: () => T0 });
@@ -92,16 +95,6 @@ async function oursCheck429(): Promise<Contender> {
   };
 }
 
-function oursCheck403(): Contender {
-  let now = T0;
-  const policy = createPolicy({ store: new MemoryStore(), config: big, clock: () => ++now });
-  return {
-    id: "check403",
-    name: "ours policy.check refused 403 (no content grant)",
-    n: N,
-    run: async (i) => expectStatus(403, (await policy.check(forbidden, { credential: creds[i % CREDENTIALS]!, roles })).status, "check403"),
-  };
-}
 
 /** A snapshot that has seen `count` credentials (each charged once), built with evaluate itself. */
 function snapshotOf(list: readonly Credential[]): Usage {
@@ -243,14 +236,8 @@ async function timeRun(c: Contender, n = c.n, offset = 0): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1e3 / n; // µs per decision
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 const spread = (xs: readonly number[]): string => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
 const fmt = (x: number, digits = 2) => x.toFixed(digits);
-const load = async () => (await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ");
 
 /** Interleaved rounds over `contenders`; returns µs per decision per round for each id. */
 async function rounds(contenders: Contender[], roundCount: number): Promise<Map<string, number[]>> {

@@ -23,6 +23,8 @@ import { Redis } from "ioredis";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { createPolicy, defineConfig, type Credential } from "../src/index.js";
 import { consumeBoth } from "./peer.js";
+import { load, median } from "./stats.js";
+import { cleanUp, drive, scriptStats } from "./redis-common.js";
 import { RedisStore } from "../src/redis/index.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -88,20 +90,6 @@ function peer(): Contender {
   };
 }
 
-async function scriptStats(admin: Redis): Promise<{ calls: number; usec: number }> {
-  const info = await admin.info("commandstats");
-  let calls = 0;
-  let usec = 0;
-  for (const line of info.split("\n")) {
-    const m = /^cmdstat_(evalsha|eval):calls=(\d+),usec=(\d+)/.exec(line.trim());
-    if (m) {
-      calls += Number(m[2]);
-      usec += Number(m[3]);
-    }
-  }
-  return { calls, usec };
-}
-
 interface Sample {
   perSecond: number;
   roundTrips: number;
@@ -116,14 +104,7 @@ interface Sample {
 async function measure(c: Contender, admin: Redis, n: number, inFlight: number): Promise<Sample> {
   const s0 = c.sent();
   const r0 = await scriptStats(admin);
-  let next = 0;
-  let allowed = 0;
-  const worker = async () => {
-    for (let i = next++; i < n; i = next++) if (await c.decide(i)) allowed++;
-  };
-  const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const { seconds, allowed } = await drive(n, inFlight, c.decide);
   const r1 = await scriptStats(admin);
   const s1 = c.sent();
   if (allowed !== n) throw new Error(`${c.name}: ${n - allowed} refused; the bench measures the allowed path`);
@@ -139,21 +120,6 @@ async function measure(c: Contender, admin: Redis, n: number, inFlight: number):
   };
 }
 
-async function cleanUp(admin: Redis): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await admin.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await admin.unlink(...keys);
-  } while (cursor !== "0");
-}
-
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-const load = async () => (await import("node:os")).loadavg().map((x) => x.toFixed(2)).join(" ");
 
 async function main(): Promise<void> {
   const admin = new Redis(REDIS_URL);
@@ -191,7 +157,7 @@ async function main(): Promise<void> {
     console.log(`\nRedis µs/dec raw: Δusec(evalsha+eval) ÷ decisions, includes other clients' scripts during the run (foreign calls/dec > 0 says how many);`);
     console.log(`Redis µs/dec own: Δusec ÷ Δcalls × own script calls per decision. load average at the end: ${await load()}`);
   } finally {
-    await cleanUp(admin);
+    await cleanUp(admin, PREFIX);
     for (const c of contenders) c.client.disconnect();
     admin.disconnect();
   }

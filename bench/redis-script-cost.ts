@@ -10,6 +10,8 @@
  */
 import { Redis } from "ioredis";
 import { CHARGE, chargeCall } from "../src/redis/scripts/charge.js";
+import { cleanUp, scriptStats } from "./redis-common.js";
+import { median } from "./stats.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const N = Number(process.env.BENCH_N ?? 20_000);
@@ -34,15 +36,10 @@ const variants: [string, string, number][] = [
   ["… + the retry memo (HSET, PEXPIRE): CHARGE as by default", source, 60_000],
 ];
 
-async function evalshaStats(redis: Redis): Promise<{ calls: number; usec: number }> {
-  const m = /cmdstat_evalsha:calls=(\d+),usec=(\d+)/.exec(await redis.info("commandstats"));
-  return m ? { calls: Number(m[1]), usec: Number(m[2]) } : { calls: 0, usec: 0 };
-}
-
 async function perCall(redis: Redis, script: string, memoTtlMs: number, tag: string): Promise<number> {
   const sha = (await redis.script("LOAD", script)) as string;
   const now = Date.now();
-  const before = await evalshaStats(redis);
+  const before = await scriptStats(redis);
   for (let from = 0; from < N; from += 100) {
     const pipeline = redis.pipeline();
     for (let i = from; i < from + 100; i++) {
@@ -52,7 +49,7 @@ async function perCall(redis: Redis, script: string, memoTtlMs: number, tag: str
     }
     for (const [error] of (await pipeline.exec())!) if (error) throw error;
   }
-  const after = await evalshaStats(redis);
+  const after = await scriptStats(redis);
   return (after.usec - before.usec) / (after.calls - before.calls);
 }
 
@@ -64,7 +61,6 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [v, [, script, memo]] of variants.entries()) times[v]!.push(await perCall(redis, script, memo, `r${round}v${v}`));
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
     let previous = 0;
     console.log(`\n${"Redis µs per call (median)".padStart(28)}  ${"this part".padStart(9)}  row`);
     for (const [v, [row]] of variants.entries()) {
@@ -73,12 +69,7 @@ async function main(): Promise<void> {
       previous = m;
     }
   } finally {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== "0");
+    await cleanUp(redis, PREFIX);
     redis.disconnect();
   }
 }

@@ -21,6 +21,8 @@ import { Cluster, Redis } from "ioredis";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { createPolicy, type Credential } from "../src/index.js";
 import { consumeBoth } from "./peer.js";
+import { median } from "./stats.js";
+import { cleanUp, drive, scriptStats } from "./redis-common.js";
 import { RedisStore, type RedisCall } from "../src/redis/index.js";
 import { OwnCluster } from "../test/redis/cluster/own-cluster.js";
 
@@ -114,16 +116,6 @@ async function rlfContender(): Promise<Contender> {
   };
 }
 
-async function commandstats(admin: Redis): Promise<number> {
-  const info = await admin.info("commandstats");
-  let calls = 0;
-  for (const line of info.split("\n")) {
-    const m = /^cmdstat_(evalsha|eval):calls=(\d+)/.exec(line.trim());
-    if (m) calls += Number(m[2]);
-  }
-  return calls;
-}
-
 interface Result {
   opsPerSecond: number;
   roundTrips: number;
@@ -134,26 +126,10 @@ interface Result {
 
 async function measure(c: Contender, admin: Redis, n: number, inFlight: number): Promise<Result> {
   const sentBefore = c.client.sent;
-  const statsBefore = await commandstats(admin);
-  let next = 0;
-  let allowed = 0;
-  const worker = async () => {
-    for (let i = next++; i < n; i = next++) if (await c.decide(i)) allowed++;
-  };
-  const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const statsAfter = await commandstats(admin);
+  const statsBefore = (await scriptStats(admin)).calls;
+  const { seconds, allowed } = await drive(n, inFlight, c.decide);
+  const statsAfter = (await scriptStats(admin)).calls;
   return { opsPerSecond: n / seconds, roundTrips: (c.client.sent - sentBefore) / n, scriptCalls: (statsAfter - statsBefore) / n, allowed };
-}
-
-async function cleanUp(admin: Redis): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await admin.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await admin.unlink(...keys);
-  } while (cursor !== "0");
 }
 
 async function main(): Promise<void> {
@@ -180,7 +156,6 @@ async function main(): Promise<void> {
       }
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const rows = [...samples.values()].map(({ mode, name, runs }) => ({
     mode,
     name,
@@ -201,7 +176,7 @@ async function main(): Promise<void> {
   }
   console.log("round trips: commands sent by the contender's ioredis connection; EVALSHA+EVAL: Redis INFO commandstats delta (both contenders charge through Lua scripts)");
 
-  await cleanUp(admin);
+  await cleanUp(admin, PREFIX);
   for (const c of contenders) c.client.disconnect();
   admin.disconnect();
   proxy?.kill();
@@ -214,13 +189,8 @@ interface Counted {
 
 async function rate(decide: Decide, counter: Counted, n: number, inFlight: number): Promise<{ opsPerSecond: number; roundTrips: number }> {
   const before = counter.sent;
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < n; i = next++) if (!(await decide(i))) throw new Error("refused: the bench measures the allowed path");
-  };
-  const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const { seconds, allowed } = await drive(n, inFlight, decide);
+  if (allowed !== n) throw new Error("refused: the bench measures the allowed path");
   return { opsPerSecond: n / seconds, roundTrips: (counter.sent - before) / n };
 }
 
@@ -279,12 +249,7 @@ async function clusterBench(): Promise<void> {
       }
     }
     console.log("round trips: EVALSHA/EVAL sent by RedisStore's call function; for RateLimiterRedis, commands sent by the ioredis Cluster client");
-    let cursor = "0";
-    do {
-      const [next, keys] = await single.scan(cursor, "MATCH", `${PREFIX}*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await single.unlink(...keys);
-    } while (cursor !== "0");
+    await cleanUp(single, PREFIX);
   } finally {
     io.disconnect();
     single.disconnect();

@@ -49,10 +49,9 @@ export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): 
 export function chargeRequest(plan: Plan, subject: string, config: CompiledConfig, now: number, id: string): ChargeRequest {
   const budgets = budgetCharges(subject, plan.budgets);
   if (plan.refusal !== undefined) return { id, now, budgets, refused: true };
-  const idempotency =
-    plan.idempotencyKey === undefined
-      ? undefined
-      : { key: idempotencyKey(subject, plan.idempotencyKey), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, scope: idempotencyScope(subject) };
+  const given = plan.idempotencyKey;
+  const scope = given === undefined ? "" : idempotencyScope(subject);
+  const idempotency = given === undefined ? undefined : { key: idempotencyKey(scope, given), fingerprint: plan.fingerprint, ttlMs: IDEMPOTENCY_TTL_MS, scope };
   const cap =
     plan.cap === undefined || plan.newsletter === undefined
       ? undefined

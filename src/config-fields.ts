@@ -47,9 +47,10 @@ export function record(value: unknown, field: string, what: string): Record<stri
 }
 
 /** A whole number ≥ `min`. */
-export function wholeNumber(value: unknown, field: string, min: number): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    throw new PolicyConfigError(field, `must be a whole number ≥ ${min}; got ${String(value)}`);
+export function wholeNumber(value: unknown, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new PolicyConfigError(field, `must be a whole number ${range}; got ${String(value)}`);
   }
   return value;
 }

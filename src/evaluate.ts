@@ -3,15 +3,14 @@
  * counters. No clock, no randomness, no I/O: the same inputs give the same decision.
  */
 import { runCharge, runRelease } from "./charge.js";
-import { chargeRequest, countedCap } from "./charge-request.js";
+import { chargeRequest } from "./charge-request.js";
 import { resolveConfig, type PolicyConfig } from "./config.js";
 import type { PolicyOptions } from "./config-types.js";
-import { decide } from "./decide.js";
 import { assertCredential, assertNow, assertRoles, assertUsage } from "./host-input.js";
 import { applyLimits } from "./limits.js";
 import type { Limits } from "./types.js";
 import { plan } from "./plan.js";
-import { render } from "./render.js";
+import { present } from "./render.js";
 import { derivedId, describeInput, requestIdOf } from "./request-id.js";
 import { readDescriptor } from "./request.js";
 import { SnapshotTx } from "./snapshot-tx.js";
@@ -68,7 +67,7 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(read), now, usageData(usage).seq]));
   const charge = chargeRequest(planned, subject, config, now, requestId);
   const outcome = runCharge(tx, charge);
-  const decision = render(decide(planned.refusal, outcome), { plan: planned, charge, result: outcome, cap: countedCap(charge, outcome), config, now, requestId });
+  const decision = present(planned, charge, outcome, config, now, requestId);
   return { decision, usage: tx.commit(now) };
 }
 

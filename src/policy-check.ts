@@ -2,15 +2,15 @@
  * `policy.check`: one request through plan → charge (the store) → decide → render, and what happens
  * when the store fails: the insurance store decides instead, or decide.ts answers without counters.
  */
-import { chargeRequest, countedCap } from "./charge-request.js";
+import { chargeRequest } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
-import { decide, type StoreResult } from "./decide.js";
+import type { StoreResult } from "./decide.js";
 import type { Hooks } from "./hooks.js";
 import { assertCredential, assertRoles } from "./host-input.js";
 import { insured, type Insurance } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { plan, type Plan } from "./plan.js";
-import { render } from "./render.js";
+import { present } from "./render.js";
 import { requestIdOf } from "./request-id.js";
 import { readDescriptor, type DescriptorRead } from "./request.js";
 import { isThenable } from "./thenable.js";
@@ -46,10 +46,7 @@ function describe(error: unknown): string {
 }
 
 function answer(asked: Asked, result: StoreResult, degraded?: boolean): Decision {
-  const { planned, charge, config, requestId } = asked;
-  const now = result.kind === "store_failed" ? asked.t : (result.now ?? asked.t);
-  const cap = result.kind === "store_failed" ? charge.cap : countedCap(charge, result);
-  return render(decide(planned.refusal, result), { plan: planned, charge, result, cap, config, now, requestId, degraded: degraded === true });
+  return present(asked.planned, asked.charge, result, asked.config, asked.t, asked.requestId, degraded === true);
 }
 
 /** The insurance store decides, with every limit × share; the main store is tried again next time. */

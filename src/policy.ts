@@ -13,29 +13,12 @@ import { assertInsurance, insured } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { MemoryStore } from "./memory-store.js";
 import { check, type PolicyContext } from "./policy-check.js";
+import { randomId } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
 import { subjectOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
 
-
-/** 64 random bits drawn once per process (or worker), so that two processes never share an id. */
-let prefix: string | undefined;
-let issued = 0;
-
-/**
- * The default request id: a random per-process prefix and a counter, 32 hex digits, unique within
- * the process and across processes. A fresh `randomUUID` per decision cost ~13 % of a check.
- */
-function randomId(): string {
-  if (prefix === undefined) {
-    // the Web Crypto global (Node 20+, Deno, Bun, workers): the main entry imports no node: module
-    const bytes = globalThis.crypto.getRandomValues(new Uint32Array(2));
-    prefix = bytes[0]!.toString(16).padStart(8, "0") + bytes[1]!.toString(16).padStart(8, "0");
-  }
-  issued++;
-  return prefix + issued.toString(16).padStart(16, "0");
-}
 
 /** `policy.release`: the store that made the cap charge uncounts it. */
 async function release(ctx: PolicyContext, decision: Pick<Decision, "release">): Promise<boolean> {

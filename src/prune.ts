@@ -4,7 +4,7 @@
  */
 import { produce } from "immer";
 import { assertNow, assertUsage } from "./host-input.js";
-import { recordsIn, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
@@ -50,11 +50,6 @@ export function sweepSlot<T>(buckets: Buckets<T>, seq: number, tidy: Tidy<T>): B
   return replaceBucket(buckets, slot & 15, slot >>> 4, (node) => (node === undefined ? undefined : tidyPath(node, visit, tidy)));
 }
 
-function anyIn<T>(buckets: Buckets<T>, tidy: Tidy<T>): boolean {
-  for (const [, record] of recordsIn(buckets)) if (tidy(record) !== record) return true;
-  return false;
-}
-
 /** Every leaf of a bucketed kind through `tidy`: new objects only where something was forgotten. */
 function tidyAll<T>(buckets: Buckets<T>, tidy: Tidy<T>): Buckets<T> {
   for (let slot = 0; slot < 256; slot++) buckets = replaceBucket(buckets, slot & 15, slot >>> 4, (node) => (node === undefined ? undefined : tidyNode(node, tidy)));
@@ -80,12 +75,15 @@ export function prune(snapshot: Usage, now: number): Usage {
   assertUsage(snapshot);
   assertNow(now, "now");
   const usage = usageData(snapshot);
-  const [windows, keys, caps] = [tidyWindow(now), tidyKey(now), tidyCap(now)];
-  if (!anyIn(usage.windows, windows) && !anyIn(usage.keys, keys) && !anyIn(usage.caps, caps)) return snapshot;
+  // tidyAll hands back the same buckets where nothing has expired
+  const windows = tidyAll(usage.windows, tidyWindow(now));
+  const keys = tidyAll(usage.keys, tidyKey(now));
+  const caps = tidyAll(usage.caps, tidyCap(now));
+  if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return snapshot;
   const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
-    draft.windows = tidyAll(usage.windows, windows);
-    draft.keys = tidyAll(usage.keys, keys);
-    draft.caps = tidyAll(usage.caps, caps);
+    draft.windows = windows;
+    draft.keys = keys;
+    draft.caps = caps;
   });
   return next as unknown as Usage;
 }

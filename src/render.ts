@@ -2,10 +2,10 @@
  * Stage three, render: presents an {@link Answer} that decide.ts chose as the status, error body
  * and headers of spec §2, §7 and §8, and the `reason` a host logs. Decides nothing; pure.
  */
-import { releaseTicket } from "./charge-request.js";
+import { countedCap, releaseTicket } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
-import { CHARGES_BUDGETS, type Answer, type StoreResult } from "./decide.js";
+import { CHARGES_BUDGETS, decide, type Answer, type StoreResult } from "./decide.js";
 import { describeFingerprint } from "./fingerprint.js";
 import { capRetryAfter, rateLimitHeaders, spentBudgets, uncountedHeaders } from "./headers.js";
 import * as say from "./messages.js";
@@ -128,6 +128,18 @@ function allowed(f: Facts, headers: Record<string, string>, outcome: Extract<Cha
   if (outcome.member === undefined) return decision(f, { headers, reason, charged });
   const ticket = releaseTicket(f.charge, outcome.member, f.cap!.day);
   return decision(f, { headers, reason, charged: { budgets: charged.budgets, caps: [f.cap!.name] }, release: ticket });
+}
+
+/**
+ * What a charge's result comes to, the same for `evaluate` and `policy.check`: the decision order
+ * ({@link decide}), then {@link render}, at the store's clock when it decided (`result.now`), else `t`.
+ *
+ * @param degraded - the insurance store decided (the decision says so).
+ */
+export function present(planned: Plan, charge: ChargeRequest, result: StoreResult, config: CompiledConfig, t: number, requestId: string, degraded = false): Decision {
+  const now = result.kind === "store_failed" ? t : (result.now ?? t);
+  const cap = result.kind === "store_failed" ? charge.cap : countedCap(charge, result);
+  return render(decide(planned.refusal, result), { plan: planned, charge, result, cap, config, now, requestId, degraded });
 }
 
 /**

@@ -13,6 +13,24 @@ function hex8(h: number): string {
   return out;
 }
 
+/** 64 random bits drawn once per process (or worker), so that two processes never share an id. */
+let prefix: string | undefined;
+let issued = 0;
+
+/**
+ * The default request id: a random per-process prefix and a counter, 32 hex digits, unique within
+ * the process and across processes. A fresh `randomUUID` per decision cost ~13 % of a check.
+ */
+export function randomId(): string {
+  if (prefix === undefined) {
+    // the Web Crypto global (Node 20+, Deno, Bun, workers): the main entry imports no node: module
+    const bytes = globalThis.crypto.getRandomValues(new Uint32Array(2));
+    prefix = hex8(bytes[0]!) + hex8(bytes[1]!);
+  }
+  issued++;
+  return prefix + hex8(Math.floor(issued / 2 ** 32)) + hex8(issued >>> 0);
+}
+
 /**
  * 64 bits of two FNV-1a hashes of the parts joined by NUL: a short stable id derived from the inputs
  * (DESIGN §14). Both hashes in one pass over the parts, without building the joined text (the same

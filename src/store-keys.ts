@@ -46,7 +46,7 @@ export function idempotencyScope(subject: string): string {
   return scoped("k", subject);
 }
 
-/** DESIGN §7: a key is scoped to the credential. */
-export function idempotencyKey(subject: string, key: string): string {
-  return `${idempotencyScope(subject)}:${key}`;
+/** DESIGN §7: a key is scoped to the credential: its record is `<scope>:<key>` (`scope` from `idempotencyScope`). */
+export function idempotencyKey(scope: string, key: string): string {
+  return [scope, ":", key].join("");
 }

@@ -15,8 +15,8 @@
  */
 import type { ChargeOutcome } from "../store.js";
 import { RedisOverloadError, type Link } from "./client.js";
-import { BATCH_TIMED, batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
-import { CHARGE, CHARGE_TIMED, decodeCharge } from "./scripts/charge.js";
+import { batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
+import { CHARGE, CHARGE_TIMED, decodeCharge, FIRST_ARG_TIMED } from "./scripts/charge.js";
 import type { ScriptCall } from "./scripts/script.js";
 
 interface Waiting {
@@ -42,11 +42,6 @@ export class Batcher {
     private readonly max: number,
   ) {}
 
-  /** Charges waiting for the end of this turn. */
-  get pending(): number {
-    return this.waiting.length;
-  }
-
   /** Queues one charge (its `CHARGE` call, from `chargeCall`) for the end of this turn. */
   charge(call: ScriptCall): Promise<ChargeOutcome> {
     return new Promise((resolve, reject) => {
@@ -63,7 +58,7 @@ export class Batcher {
     const waiting = this.waiting;
     this.waiting = [];
     // as many as maxInFlight still allows go; the rest are refused without sending, each at once
-    const room = Math.max(0, this.link.maxInFlight - this.link.inFlight);
+    const room = this.link.room;
     for (let i = room; i < waiting.length; i++) waiting[i]!.reject(new RedisOverloadError(this.link.maxInFlight));
     const admitted = Math.min(room, waiting.length);
     for (let i = 0; i < admitted; i += this.max) this.send(waiting.slice(i, Math.min(admitted, i + this.max)));
@@ -76,7 +71,7 @@ export class Batcher {
       return;
     }
     const { keys, args } = batchCall(batch.map((w) => w.call));
-    this.link.run(CHARGE_BATCH, "charge", keys, args, BATCH_TIMED, batch.length).then(
+    this.link.run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length).then(
       (reply) => {
         let outcomes: (ChargeOutcome | Error)[];
         try {

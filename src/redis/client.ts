@@ -155,7 +155,7 @@ export class Link {
   /** Sends one command, counted as `weight` calls in flight (a batch of charges counts each) until the client settles it. */
   private send(command: "EVALSHA" | "EVAL", args: string[], timed: Timed | undefined, weight: number): Promise<unknown> {
     // a batch's resend counts all its charges again while the first send may still be unsettled
-    if (this.inFlight + weight > this.maxInFlight) return Promise.reject(new RedisOverloadError(this.maxInFlight));
+    if (weight > this.room) return Promise.reject(new RedisOverloadError(this.maxInFlight));
     let promise: Promise<unknown>;
     try {
       promise = Promise.resolve(this.call(command, args));
@@ -174,6 +174,11 @@ export class Link {
       },
     );
     return promise;
+  }
+
+  /** How many more calls may be sent before `maxInFlight` refuses them. */
+  get room(): number {
+    return Math.max(0, this.maxInFlight - this.inFlight);
   }
 
   /** Takes one (Redis time − arrival) difference: a lower bound of the true offset. */

@@ -7,10 +7,10 @@
 import type { ChargeOutcome, ChargeRequest } from "../store.js";
 import type { Link } from "./client.js";
 import { capSlotTag, credentialTag } from "./key-layout.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./scripts/charge.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
 import { CLUSTER_COUNTED, countedCall, decodeCounted } from "./scripts/cluster-counted.js";
 import { CLUSTER_STEP1, decodeStep1, type Proceed } from "./scripts/cluster-step1.js";
-import { CLUSTER_STEP2, decodeStep2, step2Call, STEP2_TIMED } from "./scripts/cluster-step2.js";
+import { CLUSTER_STEP2, decodeStep2, step2Call } from "./scripts/cluster-step2.js";
 import { CLUSTER_UNDO, undoCall } from "./scripts/cluster-undo.js";
 
 /** What the cluster path needs of its store. */
@@ -83,7 +83,7 @@ async function takeDispatchCap(
     resetAt: first.resetAt,
     decidedAt: base.now ?? request.now,
   });
-  const second = decodeStep2(await ctx.link.run(CLUSTER_STEP2, "charge (step 2: dispatch cap)", keys, args, STEP2_TIMED));
+  const second = decodeStep2(await ctx.link.run(CLUSTER_STEP2, "charge (step 2: dispatch cap)", keys, args, FIRST_ARG_TIMED));
   if (second.kind === "cap_reached") {
     // only an allowed write records its key: delete the record step 1 made (not awaited: a third
     // command, sent on the credential node's connection before any later command of this store)

@@ -23,6 +23,21 @@ export function indexKey(scope: string): string {
   return `i:${scope}`;
 }
 
+/** The store key of a daily cap's set of members on one day (the cap's store key, then the day). */
+export function capSetKey(cap: string, day: number): string {
+  return `${cap}:${day}`;
+}
+
+/** The store key of a daily cap's latest day (a release ticket of an earlier day no longer uncounts). */
+export function capDayKey(cap: string): string {
+  return `${cap}:day`;
+}
+
+/** The store key a cluster's reset moves a day's members aside to (cluster-release.ts reads it). */
+export function asideKey(capSet: string): string {
+  return `${capSet}:r`;
+}
+
 /** The store key of a store's remembered outcomes for one time slot of `dedupeMs`. */
 export function memoKey(instance: string, slot: number): string {
   return `r:${instance}:${slot}`;

@@ -1,4 +1,5 @@
 /** The options of {@link RedisStore}: their types, defaults and validation. */
+import { wholeNumber } from "../config-fields.js";
 import { PolicyConfigError } from "../errors.js";
 import type { RedisCall } from "./client.js";
 
@@ -91,13 +92,6 @@ function positive(field: string, value: unknown, fallback: number, integer: bool
   return value;
 }
 
-function whole(field: string, value: unknown, min: number, max: number, range: string): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-    throw new PolicyConfigError(field, `must be a whole number ${range}; got ${String(value)}`);
-  }
-  return value;
-}
-
 /**
  * Checks the options (the first invalid field throws) and fills in the defaults.
  *
@@ -112,9 +106,9 @@ export function storeSettings(options: RedisStoreOptions): StoreSettings {
   if (options.clock !== undefined && options.clock !== "host" && options.clock !== "redis") {
     throw new PolicyConfigError("clock", `must be "host" or "redis"; got ${String(options.clock)}`);
   }
-  const retries = whole("retries", options.retries ?? DEFAULTS.retries, 0, 10, "from 0 to 10");
-  const maxInFlight = whole("maxInFlight", options.maxInFlight ?? DEFAULTS.maxInFlight, 1, Infinity, "≥ 1");
-  const batch = whole("batch", options.batch ?? DEFAULTS.batch, 1, 1_000, "from 1 to 1000");
+  const retries = wholeNumber(options.retries ?? DEFAULTS.retries, "retries", 0, 10);
+  const maxInFlight = wholeNumber(options.maxInFlight ?? DEFAULTS.maxInFlight, "maxInFlight", 1);
+  const batch = wholeNumber(options.batch ?? DEFAULTS.batch, "batch", 1, 1_000);
   const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, false);
   const prefix = options.prefix ?? DEFAULTS.prefix;
   const clock = (options.clock ?? DEFAULTS.clock) === "redis" ? "r" : "h";

@@ -9,7 +9,7 @@ import type { ReleaseTicket } from "../types.js";
 import type { ResetRequest } from "../store.js";
 import { Batcher } from "./batcher.js";
 import { Link } from "./client.js";
-import { chargeOnCluster } from "./cluster-charge.js";
+import { chargeOnCluster, type ClusterContext } from "./cluster-charge.js";
 import { bySlot, capSlotTag, credentialTag, isNewsletterTag, memoKey, redisKey } from "./key-layout.js";
 import { storeSettings, type RedisStoreOptions } from "./options.js";
 import { chargeCall } from "./scripts/charge.js";
@@ -46,6 +46,12 @@ export class RedisStore implements PolicyStore {
   private readonly clock: "h" | "r";
   private readonly dedupeMs: number;
   private readonly cluster: boolean;
+  /** How long a charge's memo lives (ms): 0 writes none (no retries, nothing to remember). */
+  private readonly memoTtlMs: number;
+  /** A store key as a single primary names it (the prefix; no hash tag). */
+  private readonly plainKey = (key: string): string => this.key(key, "");
+  /** What a charge on Redis Cluster needs of this store. */
+  private readonly clusterContext: ClusterContext;
   /** Random per store instance: with `calls`, a nonce for each charge that no other process uses. */
   private readonly instance = globalThis.crypto.randomUUID().replaceAll("-", "").slice(0, 16);
   private calls = 0;
@@ -66,6 +72,8 @@ export class RedisStore implements PolicyStore {
     this.clock = settings.clock;
     this.dedupeMs = settings.dedupeMs;
     this.cluster = settings.cluster;
+    this.memoTtlMs = settings.retries === 0 ? 0 : 2 * settings.dedupeMs;
+    this.clusterContext = { link: this.link, instance: this.instance, key: (key, tag) => this.key(key, tag) };
   }
 
   /**
@@ -99,10 +107,9 @@ export class RedisStore implements PolicyStore {
     // after it opened) as a whole: far cheaper for Redis than a key with its own TTL per call.
     const nonce = String(++this.calls);
     const memo = memoKey(this.instance, Math.floor(request.now / this.dedupeMs));
-    const call = { clock: this.clock, nonce, memoTtlMs: this.link.retries === 0 ? 0 : 2 * this.dedupeMs, memo };
-    if (this.cluster) return chargeOnCluster({ link: this.link, instance: this.instance, key: (key, tag) => this.key(key, tag) }, request, call);
+    if (this.cluster) return chargeOnCluster(this.clusterContext, request, { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo });
     const { now, refused, budgets, idempotency, cap } = request;
-    return this.batcher.charge(chargeCall({ ...call, now, refused, budgets, idempotency, cap, key: (key) => this.key(key, "") }));
+    return this.batcher.charge(chargeCall({ clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey }));
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */

@@ -13,8 +13,9 @@ const roles = { nl_1: "owner" };
 const testSend = post("/articles/a/test-send", { newsletter: "nl_1", body: { to: ["a@x.io"] } });
 const sender = (i: number) => key({ nl_1: { sending: "write" } }, false, `c${i}`);
 
-function withTestSends(n: number, now: number, usage: Usage = emptyUsage()): Usage {
-  for (let i = 0; i < n; i++) usage = evaluate(testSend, { credential: sender(i), roles, usage, now: now + i }).usage;
+/** `n` test sends by senders `from` … `from + n - 1`, one ms apart from `now`. */
+function withTestSends(n: number, now: number, usage: Usage = emptyUsage(), from = 0): Usage {
+  for (let i = 0; i < n; i++) usage = evaluate(testSend, { credential: sender(from + i), roles, usage, now: now + i }).usage;
   return usage;
 }
 
@@ -56,11 +57,12 @@ describe("issue 8 defect 4: the pure snapshot's caps scale and forget what has e
     // one request stamped two days ahead forgets nothing of today
     const ahead = evaluate(testSend, { credential: sender(9999), roles, usage, now: T0 + 2 * DAY }).usage;
     expect(recordsIn(usageData(ahead).caps).length).toBeGreaterThanOrEqual(seen);
-    // 256 buckets × 16 leaves + a round of changes two days on reach every leaf (buckets here split
-    // once at most): every record left is live, yesterday's caps and windows are gone
+    // 256 buckets × 16 leaves + a round of changes two days on, by other senders (so that no change
+    // writes over yesterday's records), reach every leaf (buckets here split once at most): every
+    // record left is live, yesterday's caps and windows are gone
     const start = T0 + 2 * DAY + 10_000;
     const changes = 256 * 17;
-    usage = withTestSends(changes, start, usage);
+    usage = withTestSends(changes, start, usage, 10_000);
     const end = start + changes;
     const deadCaps = recordsIn(usageData(usage).caps).filter(([, r]) => Object.values(r.days).some((d) => d.resetAt <= end));
     const deadWindows = recordsIn(usageData(usage).windows).filter(([, w]) => w.expiresAt !== undefined && w.expiresAt <= start);

@@ -101,14 +101,19 @@ describe("insurance: the main store fails → the insurance store decides with e
     const { main, check } = setUp(0.5);
     main.down = true;
     let reads = 0;
-    // a hostile descriptor: its path is the subscribers list on the first read (two traps), the articles list after
+    // a hostile descriptor: its path is the subscribers list on the first read (two traps), the articles
+    // list after, and the articles list to a plain `get` too (which the reader must not use)
     const descriptor = new Proxy(
-      { method: "GET", path: "/newsletters/nl_1/subscribers" },
+      { method: "GET", path: "/newsletters/nl_1/articles" },
       {
         getOwnPropertyDescriptor(target, name) {
           if (name !== "path") return Reflect.getOwnPropertyDescriptor(target, name);
           reads++;
           return { value: reads <= 2 ? "/newsletters/nl_1/subscribers" : "/newsletters/nl_1/articles", writable: true, enumerable: true, configurable: true };
+        },
+        get(target, name, receiver) {
+          if (name === "path") reads++;
+          return Reflect.get(target, name, receiver);
         },
       },
     );

@@ -8,9 +8,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type PolicyOptions } from "../../src/index.js";
 import { RedisOverloadError, RedisStore, type RedisCall } from "../../src/redis/index.js";
+import { CHARGE } from "../../src/redis/scripts/charge.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { T0, key } from "../fixtures.js";
-import { cleanUp, counting, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
+import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
 
 const redis = ioredis();
 const root = uniquePrefix("batch");
@@ -99,12 +100,17 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
   });
 
   it("a lone charge is one CHARGE, sent at the end of its turn", async () => {
-    const call = counting(ioredisCall(redis));
+    const scripts: string[] = [];
+    const call = counting((command, args) => {
+      scripts.push(args[0]!);
+      return ioredisCall(redis)(command, args);
+    });
     const store = new RedisStore({ redis: call, prefix: prefix() });
     const charge = store.charge({ id: "x", now: T0, budgets: [{ key: "b:lone", limit: 5, windowMs: 1_000 }], refused: false });
     expect(call.calls, "nothing sent before the turn ends").toBe(0);
     await expect(charge).resolves.toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
     expect(call.calls).toBe(1);
+    expect(scripts, "CHARGE itself, not a batch of one").toEqual([CHARGE.sha]);
   });
 
   it("one charge failing in a batch (its budget key holds a string: WRONGTYPE) fails only itself: 503 for it, the others charged", async () => {
@@ -123,19 +129,14 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
   });
 
   it("a batch resent after a timeout counts each of its charges once; the late original is answered from each charge's memo", async () => {
-    const real = ioredisCall(redis);
-    let original: Promise<unknown> | undefined;
-    const slowFirst: RedisCall = (command, args) => {
-      if (original !== undefined) return real(command, args);
-      original = sleep(1_200).then(() => real(command, args));
-      return original;
-    };
+    const slowFirst = lateFirstSend(ioredisCall(redis), 1_200);
     const store = new RedisStore({ redis: slowFirst, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
     const budgets = (i: number) => [{ key: `b:resend:${i}`, limit: 100, windowMs: 60_000 }];
     const outcomes = await Promise.all(Array.from({ length: 10 }, (_, i) => store.charge({ id: `r${i}`, now: T0, budgets: budgets(i), refused: false })));
     for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
-    const late = (await original) as unknown[];
+    const late = (await slowFirst.original()) as unknown[];
     expect(late[0]).toBe("b");
+    expect(late, "the batch's kind, Redis's time and the 10 charges' replies").toHaveLength(12);
     for (const part of late.slice(2) as string[][]) expect([part[0], part[5]]).toEqual(["c", "1"]);
     for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
@@ -153,18 +154,16 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
   });
 
   it("a batch resent after a timeout stays within maxInFlight while its first send is unsettled: the resend is refused, never sent past the bound (regression: 16 charges, maxInFlight 20, 32 were in flight)", async () => {
-    const real = ioredisCall(redis);
-    let sends = 0;
     let peak = 0;
     let store: RedisStore | undefined;
+    const late = lateFirstSend(ioredisCall(redis), 150);
     const slowFirst: RedisCall = (command, args) => {
-      sends++;
       peak = Math.max(peak, store!.inFlight);
-      return sends === 1 ? sleep(150).then(() => real(command, args)) : real(command, args);
+      return late(command, args);
     };
     store = new RedisStore({ redis: slowFirst, prefix: prefix(), maxInFlight: 20, timeoutMs: 50, retries: 1 });
     const settled = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => store!.charge({ id: `m${i}`, now: T0, budgets: [{ key: `b:bound:${i}`, limit: 5, windowMs: 60_000 }], refused: false })));
-    expect(sends, "the resend was not sent").toBe(1);
+    expect(late.calls, "the resend was not sent").toBe(1);
     expect(peak).toBeLessThanOrEqual(16);
     expect(store.inFlight).toBeLessThanOrEqual(20);
     for (const s of settled) expect(s.status === "rejected" && s.reason instanceof RedisOverloadError, JSON.stringify(s)).toBe(true);

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { createPolicy, type Decision } from "../../src/index.js";
 import { RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { T0, get, key, post } from "../fixtures.js";
-import { cleanUp, counting, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
+import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
 
 const redis = ioredis();
 const root = uniquePrefix("failure");
@@ -107,18 +107,12 @@ describe("nothing is counted twice when a call times out and is retried with the
   });
 
   it("the command is late: the retry charges first, the late original is answered from the remembered outcome", async () => {
-    const real = ioredisCall(redis);
-    let original: Promise<unknown> | undefined;
-    const slowSend: RedisCall = (command, args) => {
-      if (original !== undefined) return real(command, args);
-      original = sleep(1_500).then(() => real(command, args));
-      return original;
-    };
+    const slowSend = lateFirstSend(ioredisCall(redis), 1_500);
     const store = new RedisStore({ redis: slowSend, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
     const sendRequest = { id: "req_slow", now: T0, budgets, refused: false };
     expect(await store.charge(sendRequest)).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
     // the original now runs too, and is answered from the remembered outcome
-    const late = (await original) as string[];
+    const late = (await slowSend.original()) as string[];
     expect([late[0], ...late.slice(2, 6)]).toEqual(["c", "", "0", "", "1"]);
     expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });

@@ -62,3 +62,22 @@ export function counting(call: RedisCall): RedisCall & { calls: number; commands
   );
   return counted;
 }
+
+/**
+ * A call function whose first command reaches Redis only after `ms` (a slow network, a stalled
+ * socket); every later command goes at once. `original()` is the first command's reply, once Redis
+ * has run it.
+ */
+export function lateFirstSend(call: RedisCall, ms: number): RedisCall & { calls: number; original: () => Promise<unknown> } {
+  let first: Promise<unknown> | undefined;
+  const late = Object.assign(
+    (command: "EVALSHA" | "EVAL", args: string[]) => {
+      late.calls++;
+      if (first !== undefined) return call(command, args);
+      first = new Promise((resolve) => setTimeout(resolve, ms)).then(() => call(command, args));
+      return first;
+    },
+    { calls: 0, original: () => first ?? Promise.reject(new Error("nothing was sent")) },
+  );
+  return late;
+}

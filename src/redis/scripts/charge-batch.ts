@@ -11,8 +11,8 @@
  * calls would.
  */
 import type { ChargeOutcome } from "../../store.js";
-import type { Timed } from "../client.js";
 import { CHARGE, CHARGE_TIMED, decodeCharge } from "./charge.js";
+import { NUM, REDIS_TIME } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";
 
 /** `body` as the body of a Lua function: every line indented by two spaces (blank lines stay blank). */
@@ -51,10 +51,8 @@ local function charge_one(KEYS, ARGV)
 ${indented(charge)}
 end
 
-local tm = redis.call('TIME')
-local rt = string.format('%.17g', tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000)
-if deadline ~= '' and tonumber(rt) > tonumber(deadline) then return { 'e', rt } end
-local res = { 'b', rt }
+${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+local res = { 'b', num(rt) }
 for j = 1, m do
   local ok, reply = pcall(charge_one, slice())
   if not ok then reply = { '!', type(reply) == 'table' and tostring(reply.err) or tostring(reply) } end
@@ -67,11 +65,9 @@ return res
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "6a72fcb4af0bfe44dee26209b63f22a8cd4a9203",
+  sha: "c072252b2bf8f767a3f24a1bf2cffd1fa350a468",
 };
 
-/** The batch's deadline is argument 0; its replies carry Redis's time at index 1, as `CHARGE`'s. */
-export const BATCH_TIMED: Timed = { ...CHARGE_TIMED, deadlineArg: 0 };
 
 /** Encodes KEYS and ARGV of `CHARGE_BATCH` from the charges' own calls (`chargeCall`). */
 export function batchCall(calls: readonly ScriptCall[]): ScriptCall {

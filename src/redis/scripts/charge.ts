@@ -129,6 +129,9 @@ export const CHARGE_TIMED: Timed = {
   expired: (reply) => Array.isArray(reply) && String(reply[0]) === "e",
 };
 
+/** As {@link CHARGE_TIMED}, for the scripts whose deadline is their first argument (`CHARGE_BATCH`, `CLUSTER_STEP2`). */
+export const FIRST_ARG_TIMED: Timed = { ...CHARGE_TIMED, deadlineArg: 0 };
+
 /** What one call of a charge script is built from. */
 export interface ChargeCallInput {
   readonly clock: "h" | "r";

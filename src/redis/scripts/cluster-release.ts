@@ -4,6 +4,7 @@
  * the day, so the key that carries it counts again (step 2 finds it no longer counted).
  */
 import type { ReleaseTicket } from "../../types.js";
+import { asideKey, capDayKey, capSetKey } from "../key-layout.js";
 import { isOne, type Script, type ScriptCall } from "./script.js";
 
 /**
@@ -14,6 +15,7 @@ export const CLUSTER_RELEASE: Script = {
   source: `-- KEYS and ARGV, named (clusterReleaseCall in scripts/cluster-release.ts builds them)
 local set, latest_key, aside = KEYS[1], KEYS[2], KEYS[3]
 local member, day = ARGV[1], ARGV[2]
+
 local removed = redis.call('SREM', set, member)
 -- a member a reset moved aside (scripts/reset.ts) is uncounted already; released, its key counts again
 redis.call('SREM', aside, member)
@@ -21,13 +23,13 @@ local latest = redis.call('GET', latest_key)
 if latest and tonumber(latest) ~= tonumber(day) then return 0 end
 return removed
 `,
-  sha: "c006e4de9fd9356259e63c774e5f32dbc18116e1",
+  sha: "599484e03fa718c9408634ac96a4480694a30a80",
 };
 
 /** Encodes a `CLUSTER_RELEASE` call; `key` names a store key in Redis (in the newsletter's slot). */
 export function clusterReleaseCall(ticket: ReleaseTicket, key: (storeKey: string) => string): ScriptCall {
-  const set = `${ticket.key}:${ticket.day}`;
-  return { keys: [key(set), key(`${ticket.key}:day`), key(`${set}:r`)], args: [ticket.member, String(ticket.day)] };
+  const set = capSetKey(ticket.key, ticket.day);
+  return { keys: [key(set), key(capDayKey(ticket.key)), key(asideKey(set))], args: [ticket.member, String(ticket.day)] };
 }
 
 /** Decodes a `CLUSTER_RELEASE` reply: the charge was still counted. */

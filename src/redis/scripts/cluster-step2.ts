@@ -3,10 +3,8 @@
  * step 1 (cluster-step1.ts) handed over. The cap rules are `runCharge`'s cap step (src/charge.ts);
  * whether a key already counted is decided here, where the count lives (`counted`).
  */
-import type { Timed } from "../client.js";
 import { CAP_GRACE_MS } from "../key-layout.js";
 import { IDEMPOTENCY_TTL_MS } from "../../store.js";
-import { CHARGE_TIMED } from "./charge.js";
 import { COUNTED } from "./cluster-counted.js";
 import { NUM, REDIS_TIME } from "./prelude.js";
 import { strings, type Script, type ScriptCall } from "./script.js";
@@ -52,8 +50,6 @@ return done('c', '1')
   sha: "23687cddf7b0a4a4692940fe2b0aa16b835f7511",
 };
 
-/** Step 2's replies carry Redis's time at index 1 too, and its deadline is argument 0. */
-export const STEP2_TIMED: Timed = { ...CHARGE_TIMED, deadlineArg: 0 };
 
 /** What one step 2 call is built from. */
 export interface Step2Input {

@@ -8,10 +8,11 @@ import type { Script, ScriptCall } from "./script.js";
 export const CLUSTER_UNDO: Script = {
   source: `-- KEYS and ARGV, named (undoCall in scripts/cluster-undo.ts builds them)
 local record, member = KEYS[1], ARGV[1]
+
 if redis.call('HGET', record, 'm') == member then return redis.call('DEL', record) end
 return 0
 `,
-  sha: "f7ac89560df840c5480922d677523107112dd728",
+  sha: "0063fce7899d39308357f88966c38be9cd2ec23a",
 };
 
 /** Encodes a `CLUSTER_UNDO` call for the record (as Redis names it) and the member step 1 wrote on it. */

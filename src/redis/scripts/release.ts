@@ -1,5 +1,6 @@
 /** The release script: uncount one daily-cap charge and let its idempotency key count again. */
 import type { ReleaseTicket } from "../../types.js";
+import { capDayKey, capSetKey } from "../key-layout.js";
 import { NOW } from "./prelude.js";
 import { isOne, type Script, type ScriptCall } from "./script.js";
 
@@ -31,7 +32,7 @@ return removed
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */
 export function releaseCall(ticket: ReleaseTicket, clock: "h" | "r", now: number, key: (storeKey: string) => string): ScriptCall {
-  const keys = [key(`${ticket.key}:${ticket.day}`), key(`${ticket.key}:day`)];
+  const keys = [key(capSetKey(ticket.key, ticket.day)), key(capDayKey(ticket.key))];
   if (ticket.idempotencyKey !== undefined) keys.push(key(ticket.idempotencyKey));
   return { keys, args: [clock, String(now), ticket.member, String(ticket.day)] };
 }

@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { indented } from "../../../src/redis/scripts/charge-batch.js";
 import { CHARGE } from "../../../src/redis/scripts/charge.js";
+import { DAY_OF, READ_WINDOW } from "../../../src/redis/scripts/prelude.js";
 import type { Script } from "../../../src/redis/scripts/script.js";
 
 const root = new URL("../../../", import.meta.url).pathname;
@@ -83,8 +84,10 @@ describe("the Redis scripts (src/redis/scripts)", () => {
       const lines = ownLines(name, script.source).split("\n");
       expect(lines[0], name).toMatch(/^-- KEYS and ARGV, named \(\w+ in scripts\/[\w-]+\.ts builds them\)$/);
       const blank = lines.findIndex((line) => line.trim() === "");
-      const below = blank === -1 ? [] : lines.slice(blank).filter((line) => line.includes("ARGV["));
-      expect(below, name).toEqual([]);
+      // a blank line ends the header, and code follows it: a script of header only would check nothing
+      expect(blank, `${name}: a blank line after the header`).toBeGreaterThan(0);
+      expect(lines.slice(blank + 1).some((line) => line.trim() !== ""), `${name}: code below the header`).toBe(true);
+      expect(lines.slice(blank).filter((line) => line.includes("ARGV[")), name).toEqual([]);
     }
   });
 
@@ -102,9 +105,11 @@ describe("the Redis scripts (src/redis/scripts)", () => {
     expect(defining("read_window")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
     expect(defining("day_of")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "reset.ts RESET"]);
     for (const [, script] of all) {
-      for (const [fn, mirrors] of [["read_window", "readWindow (src/charge.ts)"], ["day_of", "dayOf (src/calendar.ts)"]] as const) {
-        // the same text wherever it is used: written once
-        if (script.source.includes(`local function ${fn}(`)) expect(script.source).toContain(`-- mirrors ${mirrors}`);
+      for (const [fn, mirrors, text] of [["read_window", "readWindow (src/charge.ts)", READ_WINDOW], ["day_of", "dayOf (src/calendar.ts)", DAY_OF]] as const) {
+        // the same text wherever it is used: written once (composed into the batch indented)
+        if (!script.source.includes(`local function ${fn}(`)) continue;
+        expect(script.source).toContain(`-- mirrors ${mirrors}`);
+        expect(script.source).toContain(script === all.get("charge-batch.ts CHARGE_BATCH") ? indented(text) : text);
       }
     }
     expect(all.get("charge.ts CHARGE")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
