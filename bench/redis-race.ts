@@ -9,6 +9,8 @@
  * - the peer: rate-limiter-flexible `RateLimiterRedis` × 2 (consume general, consume audience,
  *   reward general when audience refuses), on its own ioredis connection.
  *
+ * BENCH_BATCH sets the store's `batch` (charges per round trip; 1 = none; default the store's 16).
+ *
  * Per contender and mode (sequential; BENCH_CONCURRENCY = 64 in flight), in BENCH_ROUNDS (7)
  * interleaved rounds, order forward then reversed:
  * - decisions/s (median, spread), and the per-round ratio ours ÷ peer (median);
@@ -53,6 +55,8 @@ function ours(): Contender {
   let scripts = 0;
   const store = new RedisStore({
     prefix: `${PREFIX}np:`,
+    // BENCH_BATCH: the store's `batch` (charges per round trip; 1 = none), default the store's own
+    ...(process.env.BENCH_BATCH === undefined ? {} : { batch: Number(process.env.BENCH_BATCH) }),
     redis: (command, args) => {
       all++;
       if (/^eval(sha)?$/i.test(command)) scripts++;
