@@ -15,12 +15,11 @@
  */
 import type { ChargeOutcome } from "../store.js";
 import { RedisOverloadError, type Link } from "./client.js";
-import { batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
-import { CHARGE, CHARGE_TIMED, decodeCharge, FIRST_ARG_TIMED } from "./scripts/charge.js";
-import type { ScriptCall } from "./scripts/script.js";
+import { batchCall, CHARGE_BATCH, decodeBatch, type BatchEntry, type BatchSettings } from "./scripts/charge-batch.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED } from "./scripts/charge.js";
 
 interface Waiting {
-  readonly call: ScriptCall;
+  readonly entry: BatchEntry;
   readonly resolve: (outcome: ChargeOutcome) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -36,16 +35,18 @@ export class Batcher {
   /**
    * @param link - the store's link to Redis.
    * @param max - charges per round trip at most (1: each alone).
+   * @param settings - what every charge of this store's batches shares.
    */
   constructor(
     private readonly link: Link,
     private readonly max: number,
+    private readonly settings: BatchSettings,
   ) {}
 
-  /** Queues one charge (its `CHARGE` call, from `chargeCall`) for the end of this turn. */
-  charge(call: ScriptCall): Promise<ChargeOutcome> {
+  /** Queues one charge for the end of this turn: sent alone as `CHARGE`, in a batch by its kind. */
+  charge(entry: BatchEntry): Promise<ChargeOutcome> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ call, resolve, reject });
+      this.waiting.push({ entry, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         defer(() => this.flush());
@@ -65,12 +66,17 @@ export class Batcher {
   }
 
   private send(batch: readonly Waiting[]): void {
+    // a lone charge is CHARGE itself (for one charge, cheaper for Redis than a batch of one)
     if (batch.length === 1) {
-      const { call, resolve, reject } = batch[0]!;
+      const { entry, resolve, reject } = batch[0]!;
+      const call = chargeCall(entry.input);
       this.link.run(CHARGE, "charge", call.keys, call.args, CHARGE_TIMED).then((reply) => resolve(decodeCharge(reply)), reject).catch(reject);
       return;
     }
-    const { keys, args } = batchCall(batch.map((w) => w.call));
+    const { keys, args } = batchCall(
+      batch.map((w) => w.entry),
+      this.settings,
+    );
     this.link.run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length).then(
       (reply) => {
         let outcomes: (ChargeOutcome | Error)[];

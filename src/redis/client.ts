@@ -218,23 +218,35 @@ export class Link {
     const at = command.length;
     for (const arg of args) command.push(arg);
     let resynced = false;
+    // the latest command sent and not yet answered (a resend waits for it when there is no room to send)
+    let earlier: Promise<unknown> | undefined;
     for (let attempt = 0, sends = 0; ; sends++) {
-      // a resend is a new array: a client may still hold the one it was handed
-      const argv = sends === 0 ? command : command.slice();
-      if (timed !== undefined) argv[at + timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
-      const left = () => Math.min(this.timeoutMs, giveUp - this.monotonic());
-      let reply = await within(this.send("EVALSHA", argv, timed, weight), left()).catch((error: unknown) => {
-        // Redis restarted or SCRIPT FLUSH: EVAL runs the script and caches it again for EVALSHA
-        if (!isNoScript(error)) throw error;
-        const source = argv.slice();
-        source[0] = script.source;
-        return within(this.send("EVAL", source, timed, weight), left());
-      });
-      if (reply === TIMED_OUT) {
-        attempt++;
-        if (attempt > this.retries || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
-        continue;
+      let reply: unknown;
+      if (earlier !== undefined && weight > this.room) {
+        // No room to send again (maxInFlight): wait for the command already sent until the call gives
+        // up. Answering 503 sooner would leave a command with a later deadline that can still charge
+        // after its caller was refused.
+        reply = await within(earlier, giveUp - this.monotonic());
+        if (reply === TIMED_OUT) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
+      } else {
+        // a resend is a new array: a client may still hold the one it was handed
+        const argv = sends === 0 ? command : command.slice();
+        if (timed !== undefined) argv[at + timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
+        earlier = this.send("EVALSHA", argv, timed, weight).catch((error: unknown) => {
+          // Redis restarted or SCRIPT FLUSH: EVAL runs the script and caches it again for EVALSHA
+          if (!isNoScript(error)) throw error;
+          const source = argv.slice();
+          source[0] = script.source;
+          return this.send("EVAL", source, timed, weight);
+        });
+        reply = await within(earlier, Math.min(this.timeoutMs, giveUp - this.monotonic()));
+        if (reply === TIMED_OUT) {
+          attempt++;
+          if (attempt > this.retries || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
+          continue;
+        }
       }
+      earlier = undefined;
       if (timed !== undefined && timed.expired(reply)) {
         // Redis says the deadline passed while we still wait: the command ran within a reply's trip
         // of the give-up moment, or Redis's clock stepped forward. The reply has raised the offset

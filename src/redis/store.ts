@@ -12,7 +12,6 @@ import { Link } from "./client.js";
 import { chargeOnCluster, type ClusterContext } from "./cluster-charge.js";
 import { bySlot, capSlotTag, credentialTag, isNewsletterTag, memoKey, redisKey } from "./key-layout.js";
 import { storeSettings, type RedisStoreOptions } from "./options.js";
-import { chargeCall } from "./scripts/charge.js";
 import { CLUSTER_RELEASE, clusterReleaseCall, decodeClusterRelease } from "./scripts/cluster-release.js";
 import { decodeRead, READ, readCall } from "./scripts/read.js";
 import { decodeRelease, RELEASE, releaseCall } from "./scripts/release.js";
@@ -67,12 +66,12 @@ export class RedisStore implements PolicyStore {
   constructor(options: RedisStoreOptions) {
     const settings = storeSettings(options);
     this.link = new Link(settings.redis, settings.timeoutMs, settings.retries, settings.maxInFlight);
-    this.batcher = new Batcher(this.link, settings.batch);
     this.prefix = settings.prefix;
     this.clock = settings.clock;
     this.dedupeMs = settings.dedupeMs;
     this.cluster = settings.cluster;
     this.memoTtlMs = settings.retries === 0 ? 0 : 2 * settings.dedupeMs;
+    this.batcher = new Batcher(this.link, settings.batch, { clock: this.clock, memoTtlMs: this.memoTtlMs });
     this.clusterContext = { link: this.link, instance: this.instance, key: (key, tag) => this.key(key, tag) };
   }
 
@@ -109,7 +108,9 @@ export class RedisStore implements PolicyStore {
     const memo = memoKey(this.instance, Math.floor(request.now / this.dedupeMs));
     if (this.cluster) return chargeOnCluster(this.clusterContext, request, { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo });
     const { now, refused, budgets, idempotency, cap } = request;
-    return this.batcher.charge(chargeCall({ clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey }));
+    // neither idempotency key nor cap (most requests): in a batch, the plain path (budgets only)
+    const input = { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey };
+    return this.batcher.charge({ plain: idempotency === undefined && cap === undefined, input });
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */

@@ -7,8 +7,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type PolicyOptions } from "../../src/index.js";
-import { RedisOverloadError, RedisStore, type RedisCall } from "../../src/redis/index.js";
+import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { CHARGE } from "../../src/redis/scripts/charge.js";
+import { CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { T0, key } from "../fixtures.js";
 import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
@@ -99,7 +100,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     }
   });
 
-  it("a lone charge is one CHARGE, sent at the end of its turn", async () => {
+  it("a lone charge is CHARGE itself, sent at the end of its turn (plain or not: for one charge, CHARGE costs Redis less than a batch of one)", async () => {
     const scripts: string[] = [];
     const call = counting((command, args) => {
       scripts.push(args[0]!);
@@ -110,7 +111,9 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     expect(call.calls, "nothing sent before the turn ends").toBe(0);
     await expect(charge).resolves.toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
     expect(call.calls).toBe(1);
-    expect(scripts, "CHARGE itself, not a batch of one").toEqual([CHARGE.sha]);
+    const cap = { name: "dispatch" as const, key: "d:4.nl_1", day: 1, limit: 5, resetAt: T0 + 1_000, offsetMs: 0 };
+    await expect(store.charge({ id: "y", now: T0, budgets: [{ key: "b:lone", limit: 5, windowMs: 1_000 }], refused: false, cap })).resolves.toMatchObject({ kind: "charged", member: "m1", windows: [{ count: 2 }] });
+    expect(scripts, "CHARGE itself, not a batch of one").toEqual([CHARGE.sha, CHARGE.sha]);
   });
 
   it("one charge failing in a batch (its budget key holds a string: WRONGTYPE) fails only itself: 503 for it, the others charged", async () => {
@@ -141,6 +144,25 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
+  it("a batch of plain and full charges whose memos fall in two memo hashes, resent after a timeout: each charge counted once, every late reply from its memo", async () => {
+    const scripts: string[] = [];
+    const slowFirst = lateFirstSend(ioredisCall(redis), 1_200);
+    const watched: RedisCall = (command, args) => (scripts.push(args[0]!), slowFirst(command, args));
+    const store = new RedisStore({ redis: watched, prefix: prefix(), timeoutMs: 1_000, retries: 1, dedupeMs: 1_000 });
+    const budgets = (i: number) => [{ key: `b:mixed:${i % 3}`, limit: 100, windowMs: 60_000 }];
+    const cap = (i: number) => ({ name: "dispatch" as const, key: `d:mixed:${i}`, day: 1, limit: 5, resetAt: T0 + 86_400_000, offsetMs: 0 });
+    // even: budgets only (plain); odd: with a cap (full); now in two memo slots (dedupeMs 1 000)
+    const requests = Array.from({ length: 12 }, (_, i) => ({ id: `x${i}`, now: T0 + (i < 6 ? 0 : 1_000), budgets: budgets(i), refused: false, ...(i % 2 === 1 ? { cap: cap(i) } : {}) }));
+    const outcomes = await Promise.all(requests.map((r) => store.charge(r)));
+    expect(scripts, "one batch, sent twice").toEqual([CHARGE_BATCH.sha, CHARGE_BATCH.sha]);
+    outcomes.forEach((o, i) => expect(o, `charge ${i}`).toMatchObject(i % 2 === 1 ? { kind: "charged", member: "m" + String((i + 1) / 2) } : { kind: "charged" }));
+    const late = (await slowFirst.original()) as unknown[][];
+    expect(late.slice(2).map((part) => String(part[0]))).toEqual(Array(12).fill("c"));
+    // the late original changed nothing: 4 charges on each of the 3 budget keys, one member on each cap
+    for (let k = 0; k < 3; k++) expect((await store.read(budgets(k), T0 + 1_000))[0]!.count, `budget ${k}`).toBe(4);
+    expect(late.slice(2).map((part) => String(part[5])).sort()).toEqual(outcomes.map((o) => String(o.windows[0]!.count)).sort());
+  });
+
   it("maxInFlight counts charges, not commands: 30 charges at once against a Redis that never answers, maxInFlight 10 → 10 sent (one batch), 20 refused at once", async () => {
     const hanging = counting(() => new Promise(() => {}));
     const store = new RedisStore({ redis: hanging, prefix: prefix(), maxInFlight: 10, timeoutMs: 50, retries: 0 });
@@ -166,9 +188,26 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     expect(late.calls, "the resend was not sent").toBe(1);
     expect(peak).toBeLessThanOrEqual(16);
     expect(store.inFlight).toBeLessThanOrEqual(20);
-    for (const s of settled) expect(s.status === "rejected" && s.reason instanceof RedisOverloadError, JSON.stringify(s)).toBe(true);
+    // with no room to resend, each caller waited for the first send until it gave up (100 ms)
+    for (const s of settled) expect(s.status === "rejected" && s.reason instanceof RedisTimeoutError, JSON.stringify(s)).toBe(true);
     await sleep(200);
     expect(store.inFlight).toBe(0);
+  });
+
+  // Regression: a resend refused for maxInFlight answered 503 at once, at the first timeout, while the
+  // command already sent carried the call's later deadline (timeoutMs × (retries + 1)) and charged
+  // when it ran in between: a request answered 503 that counted (the stall test's paused Redis showed it).
+  it("a resend with no room under maxInFlight waits for the command already sent: its caller gets that command's answer, never a 503 for a charge that counted", async () => {
+    const inner = ioredisCall(redis);
+    let sends = 0;
+    // the second command is held 150 ms: past one timeout (100 ms), within the call's deadline (200 ms)
+    const call: RedisCall = (command, args) => (++sends === 2 ? sleep(150).then(() => inner(command, args)) : inner(command, args));
+    const store = new RedisStore({ redis: call, prefix: prefix(), maxInFlight: 1, timeoutMs: 100, retries: 1 });
+    const budgets = [{ key: "b:wait", limit: 5, windowMs: 60_000 }];
+    await store.charge({ id: "warm", now: T0, budgets, refused: false }); // learns Redis's clock: later sends carry a deadline
+    await expect(store.charge({ id: "held", now: T0, budgets, refused: false })).resolves.toMatchObject({ kind: "charged", windows: [{ count: 2 }] });
+    expect(sends, "no resend: there was no room").toBe(2);
+    expect(await store.read(budgets, T0)).toEqual([{ count: 2, resetAt: T0 + 60_000 }]);
   });
 
   it("batch must be a whole number from 1 to 1000 (PolicyConfigError naming batch)", () => {

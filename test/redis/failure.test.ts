@@ -106,15 +106,18 @@ describe("nothing is counted twice when a call times out and is retried with the
     expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
-  it("the command is late: the retry charges first, the late original is answered from the remembered outcome", async () => {
-    const slowSend = lateFirstSend(ioredisCall(redis), 1_500);
-    const store = new RedisStore({ redis: slowSend, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
-    const sendRequest = { id: "req_slow", now: T0, budgets, refused: false };
-    expect(await store.charge(sendRequest)).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
-    // the original now runs too, and is answered from the remembered outcome
-    const late = (await slowSend.original()) as string[];
-    expect([late[0], ...late.slice(2, 6)]).toEqual(["c", "", "0", "", "1"]);
-    expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  it("the command is late: the retry charges first, the late original is answered from the remembered outcome (a charge of budgets only, and one with a cap)", async () => {
+    const cap = { name: "dispatch" as const, key: "d:4.nl_late", day: 1, limit: 5, resetAt: T0 + 1_000, offsetMs: 0 };
+    for (const [path, extra] of [["plain", {}], ["cap", { cap }]] as const) {
+      const slowSend = lateFirstSend(ioredisCall(redis), 1_500);
+      const store = new RedisStore({ redis: slowSend, prefix: prefix(), timeoutMs: 1_000, retries: 1 });
+      const sendRequest = { id: "req_slow", now: T0, budgets, refused: false, ...extra };
+      expect(await store.charge(sendRequest), path).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
+      // the original now runs too, and is answered from the remembered outcome
+      const late = (await slowSend.original()) as unknown[];
+      expect([late[0], ...late.slice(2, 6)].map(String), path).toEqual(["c", "", "0", path === "plain" ? "" : "m1", "1"]);
+      expect(await store.read(budgets, T0), path).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+    }
   });
 
   it("the host sending the same ChargeRequest twice makes two requests, as MemoryStore counts them: only the store's own retry is remembered", async () => {

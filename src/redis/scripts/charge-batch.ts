@@ -11,8 +11,10 @@
  * calls would.
  */
 import type { ChargeOutcome } from "../../store.js";
-import { CHARGE, CHARGE_TIMED, decodeCharge } from "./charge.js";
-import { NUM, REDIS_TIME } from "./prelude.js";
+import { EXPIRY_SLACK_MS } from "../key-layout.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./charge.js";
+import { BUDGET_RULES, MEMO } from "./charge-steps.js";
+import { NUM, READ_WINDOW, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";
 
 /** `body` as the body of a Lua function: every line indented by two spaces (blank lines stay blank). */
@@ -25,57 +27,162 @@ export function indented(body: string): string {
 
 /**
  * KEYS: every charge's KEYS, one charge after another.
- * ARGV: 1 deadline (Redis ms; '' = none), 2 m (how many charges), then per charge: its
- *   number of KEYS, its number of ARGV, its ARGV (as `chargeCall` built them).
+ * ARGV: 1 deadline (Redis ms; '' = none), 2 m (how many charges), 3 clock (h|r), 4 memo hash ttl ms
+ *   ('0': no retries, no memos), 5 expiry slack ms; then per charge: its kind ('p' plain, 'f' full),
+ *   its number of KEYS, its number of ARGV, its ARGV.
+ *   - full (an idempotency key or a cap): KEYS and ARGV as `chargeCall` builds them for `CHARGE`;
+ *   - plain (neither): KEYS memo hash, budget_1..budget_n; ARGV now, nonce, then limit_i, window_i
+ *     (`plainCall`).
  * Reply: { 'b', Redis time, reply_1, ..., reply_m } (each as `CHARGE` answers, or { '!', message });
  *   { 'e', Redis time } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
   const deadline = CHARGE_TIMED.deadlineArg + 1;
   return `-- KEYS and ARGV, named (batchCall in scripts/charge-batch.ts builds them)
-local deadline, m = ARGV[1], tonumber(ARGV[2])
--- charge j: its KEYS and ARGV, sliced out of the batch's (the deadline was checked here, once)
-local next_key, next_arg = 0, 2
-local function slice()
-  local nk, na = tonumber(ARGV[next_arg + 1]), tonumber(ARGV[next_arg + 2])
+local deadline, m, clock, memo_ttl, slack = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+-- charge j: its kind ('p' plain, 'f' full), and its nk[j] KEYS and na[j] ARGV, the ones after
+-- KEYS[at_key[j]] and ARGV[at_arg[j]]
+local kind, at_key, at_arg, nk, na = {}, {}, {}, {}, {}
+local next_key, next_arg = 0, 5
+for j = 1, m do
+  kind[j], nk[j], na[j] = ARGV[next_arg + 1], tonumber(ARGV[next_arg + 2]), tonumber(ARGV[next_arg + 3])
+  at_key[j], at_arg[j] = next_key, next_arg + 3
+  next_key, next_arg = next_key + nk[j], next_arg + 3 + na[j]
+end
+-- a full charge's KEYS and ARGV, as CHARGE takes them (the deadline is the batch's, checked once)
+local function full_call(j)
   local keys, args = {}, {}
-  for i = 1, nk do keys[i] = KEYS[next_key + i] end
-  for i = 1, na do args[i] = ARGV[next_arg + 2 + i] end
+  for i = 1, nk[j] do keys[i] = KEYS[at_key[j] + i] end
+  for i = 1, na[j] do args[i] = ARGV[at_arg[j] + i] end
   args[${deadline}] = ''
-  next_key, next_arg = next_key + nk, next_arg + 2 + na
   return keys, args
 end
+-- a plain charge's memo hash, now (as text), nonce and number of budgets; after plain_call(j),
+-- plain_budget(i) is its budget i: key, window (as text), limit (as text)
+local key_base, arg_base = 0, 0
+local function plain_call(j)
+  key_base, arg_base = at_key[j] + 1, at_arg[j] + 2
+  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nk[j] - 1
+end
+local function plain_budget(i)
+  return KEYS[key_base + i], ARGV[arg_base + 2 * i], ARGV[arg_base + 2 * i - 1]
+end
 
--- one charge, exactly as CHARGE (scripts/charge.ts) runs it, over its own KEYS and ARGV
+-- a full charge, exactly as CHARGE (scripts/charge.ts) runs it, over its own KEYS and ARGV
 local function charge_one(KEYS, ARGV)
 ${indented(charge)}
 end
 
-${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
-local res = { 'b', num(rt) }
+${NUM}${REDIS_TIME}${REDIS_MS}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+local rt_text = num(rt)
+${READ_WINDOW}${BUDGET_RULES}${MEMO}
+-- the plain charges' memos, looked up together (one HMGET per memo hash) and written together at the end
+local found, writes = {}, {}
+${MEMO_LOOKUP}
+
+${PLAIN_STEPS}
+
+local res = { 'b', rt_text }
 for j = 1, m do
-  local ok, reply = pcall(charge_one, slice())
+  local ok, reply
+  if kind[j] == 'p' then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
   if not ok then reply = { '!', type(reply) == 'table' and tostring(reply.err) or tostring(reply) } end
   res[2 + j] = reply
 end
+-- a memo that cannot be written loses only itself: the replies go back (a memo is for a lost reply)
+for hash, fields in pairs(writes) do pcall(write_memos, hash, fields) end
 return res
 `;
 }
 
+/** A plain charge's run (its memo kept for the end), and the memos' write. */
+const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
+-- stops there), the same functions CHARGE runs, and its memo kept for the end
+local function charge_plain(j)
+  local hash, now_text, nonce, n = plain_call(j)
+  if found[j] then return replay(found[j]) end
+  local now = clock == 'r' and redis_ms or tonumber(now_text)
+  local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+  local head = { 's', rt_text, clock == 'r' and num(now) or '', '', '' }
+  -- DESIGN §2: a request refused because a budget is spent charges nothing
+  if read_budgets(plain_budget, n, now, windows) then return budget_reply(head, n, windows) end
+  charge_budgets(plain_budget, n, now, windows)
+  head[1], head[4] = 'c', '0'
+  local res = budget_reply(head, n, windows)
+  if memo_ttl ~= '0' then
+    local fields = writes[hash]
+    if not fields then fields = {}; writes[hash] = fields end
+    fields[#fields + 1], fields[#fields + 2] = nonce, memo_of(res)
+  end
+  return res
+end
+
+-- memos of one hash, which expires as a whole
+local function write_memos(hash, fields)
+  redis.call('HSET', hash, unpack(fields))
+  redis.call('PEXPIRE', hash, memo_ttl, 'NX')
+end`;
+
+/** The plain charges' memo lookups: their nonces, grouped by memo hash, one HMGET per hash. */
+const MEMO_LOOKUP = `local function look_up_memos()
+  local groups = {}
+  for j = 1, m do
+    if kind[j] == 'p' then
+      local hash, _, nonce = plain_call(j)
+      local group = groups[hash]
+      if not group then group = { js = {}, nonces = {} }; groups[hash] = group end
+      group.js[#group.js + 1], group.nonces[#group.nonces + 1] = j, nonce
+    end
+  end
+  for hash, group in pairs(groups) do
+    local memos = redis.call('HMGET', hash, unpack(group.nonces))
+    for i = 1, #group.js do found[group.js[i]] = memos[i] end
+  end
+end
+if memo_ttl ~= '0' then look_up_memos() end`;
+
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "c072252b2bf8f767a3f24a1bf2cffd1fa350a468",
+  sha: "ff0645fedf55fe93e668ade5ccf3f64e709b00f8",
 };
 
+/**
+ * One charge of a batch: what its call is built from, and whether it is plain (neither idempotency
+ * key nor cap: `plainCall`) or full (`chargeCall`).
+ */
+export interface BatchEntry {
+  readonly plain: boolean;
+  readonly input: ChargeCallInput;
+}
 
-/** Encodes KEYS and ARGV of `CHARGE_BATCH` from the charges' own calls (`chargeCall`). */
-export function batchCall(calls: readonly ScriptCall[]): ScriptCall {
+/** What every charge of a store's batches shares. */
+export interface BatchSettings {
+  readonly clock: "h" | "r";
+  /** How long a memo hash lives (ms); 0 writes no memo (no retries). */
+  readonly memoTtlMs: number;
+}
+
+/** KEYS and ARGV of a plain charge in a batch (see {@link batchSource}): its memo hash and budgets; now, nonce, limits and windows. */
+export function plainCall(input: Pick<ChargeCallInput, "now" | "nonce" | "budgets" | "memo" | "key">): ScriptCall {
+  const { budgets, key } = input;
+  const keys = [key(input.memo)];
+  const args = [String(input.now), input.nonce];
+  for (const b of budgets) {
+    keys.push(key(b.key));
+    args.push(String(b.limit), String(b.windowMs));
+  }
+  return { keys, args };
+}
+
+/** Encodes KEYS and ARGV of `CHARGE_BATCH` from its charges' own calls. */
+export function batchCall(entries: readonly BatchEntry[], settings: BatchSettings): ScriptCall {
   const keys: string[] = [];
-  const args: string[] = ["", String(calls.length)];
-  for (const call of calls) {
+  const args: string[] = ["", String(entries.length), settings.clock, String(settings.memoTtlMs), String(EXPIRY_SLACK_MS)];
+  for (const { plain, input } of entries) {
+    const call = plain ? plainCall(input) : chargeCall(input);
     for (const key of call.keys) keys.push(key);
-    args.push(String(call.keys.length), String(call.args.length));
+    args.push(plain ? "p" : "f", String(call.keys.length), String(call.args.length));
     for (const arg of call.args) args.push(arg);
   }
   return { keys, args };

@@ -2,7 +2,9 @@
  * The steps of the charge order, as Lua local functions over the call's state: each of `runCharge`'s
  * steps (src/charge.ts) and the helpers they share. Composed into `CHARGE` and `CLUSTER_STEP1` by
  * `chargeSource` (charge.ts), after the header that names KEYS and ARGV (`n`, `budget(i)`,
- * `idem_key`, …) and the prelude (`num`, `rt`, `now`, `read_window`, `day_of`).
+ * `idem_key`, …) and the prelude (`num`, `rt`, `now`, `read_window`, `day_of`). The budget steps
+ * (`BUDGET_RULES`) take the budget accessor, `now` and the windows table as parameters, so that
+ * `CHARGE_BATCH` runs its plain charges through the very same functions.
  *
  * Redis runs a script's whole chunk on every call, so every `local function` is a new closure per
  * call, each local it captures one more upvalue to link, each table one more object (and each time
@@ -14,23 +16,28 @@
  * Measured with callgrind (instructions per EVALSHA), not guessed.
  */
 
-/** Before the budgets' step: the call's windows, the reply, runCharge's first step. */
-export const BUDGET_STEPS = `
--- this call's budgets, as read and then as charged: budget i's count, reset, start, stored size (as
--- text) and window (ms) at windows[5i - 4 .. 5i]. One table, not one per value, sized for two budgets
--- (more grow it): each table, and each time one grows, is a cost on every call.
-local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/**
+ * runCharge's two budget steps and the numbers of a reply, over a budget accessor (`budget(i)`:
+ * key, window as text, limit as text): `CHARGE` passes its own, and `CHARGE_BATCH` runs its plain
+ * charges through the same functions (defined once per batch there, not once per charge).
+ */
+export const BUDGET_RULES = `
+-- a number of a reply: a whole one as a Redis integer (nothing to format; the client reads it as it
+-- is, and a memo's table.concat writes it exactly below 1e14), any other as text
+local function wire(x)
+  if x == math.floor(x) and x > -1e14 and x < 1e14 then return x end
+  return num(x)
+end
 
--- { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ..., extra... }
-local function reply(kind, a, b, extra)
-  local res = { kind, num(rt), clock == 'r' and num(now) or '', a, b }
-  for i = 1, n do res[4 + 2 * i], res[5 + 2 * i] = num(windows[5 * i - 4]), num(windows[5 * i - 3]) end
-  if extra then for i = 1, #extra do res[5 + 2 * n + i] = extra[i] end end
+-- a reply's windows, after its first five parts: count_1, resetAt_1, count_2, resetAt_2, ...
+local function budget_reply(res, n, windows)
+  for i = 1, n do res[4 + 2 * i], res[5 + 2 * i] = wire(windows[5 * i - 4]), wire(windows[5 * i - 3]) end
   return res
 end
 
--- runCharge's first step: every budget's window; true when one is spent
-local function read_budgets()
+-- mirrors runCharge's first step (src/charge.ts): every budget's window; true when one is spent. Budget i's
+-- count, reset, start, stored size (as text) and window (ms) go to windows[5i - 4 .. 5i].
+local function read_budgets(budget, n, now, windows)
   local spent = false
   for i = 1, n do
     local key, win_text, limit = budget(i)
@@ -41,26 +48,14 @@ local function read_budgets()
   end
   return spent
 end
-`;
-
-/** After the budgets' step: the memo of a reply, runCharge's second step. */
-export const CHARGE_STEP = `
-local function remember(res)
-  if memo_ttl ~= '0' then
-    -- each part ends with byte 31 (no reply part holds a control character); the hash expires as a whole
-    redis.call('HSET', memo_key, nonce, table.concat(res, '\\31') .. '\\31')
-    redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
-  end
-  return res
-end
 
 -- a key lives until what it holds ends (a relative expiry, in the deciding clock), plus the slack
-local function expire_with(key, ends)
+local function expire_after(key, ends, now)
   redis.call('PEXPIRE', key, math.max(1, math.ceil(ends - now)) + slack)
 end
 
--- runCharge's second step: charge every budget
-local function charge_budgets()
+-- mirrors runCharge's second step (src/charge.ts): charge every budget
+local function charge_budgets(budget, n, now, windows)
   for i = 1, n do
     local key, win_text = budget(i)
     local win, count, reset = windows[5 * i], windows[5 * i - 4], windows[5 * i - 3]
@@ -68,7 +63,7 @@ local function charge_budgets()
       -- a window starts at its first charge, and its key expires with it
       count, reset = 1, now + win
       redis.call('HSET', key, 's', num(now), 'c', '1', 'w', win_text)
-      expire_with(key, reset)
+      expire_after(key, reset, now)
     else
       -- an open window keeps its start (as runCharge computes it) and its expiry
       local start = reset - win
@@ -81,11 +76,54 @@ local function charge_budgets()
       if windows[5 * i - 1] ~= win_text then
         -- the plan changed the window's size: the window keeps its start and now ends at start + the new size
         redis.call('HSET', key, 'w', win_text)
-        expire_with(key, reset)
+        expire_after(key, reset, now)
       end
     end
     windows[5 * i - 4], windows[5 * i - 3] = count, reset
   end
+end
+`;
+
+/** A reply as its memo holds it, and a memo answered again (a charge sent twice: the store's retry). */
+export const MEMO = `
+-- a reply as its memo remembers it: each part ends with byte 31 (no part holds a control character)
+local function memo_of(res)
+  return table.concat(res, '\\31') .. '\\31'
+end
+
+-- a remembered reply, answered again at this Redis time
+local function replay(memo)
+  local res = {}
+  for part in string.gmatch(memo, '([^\\31]*)\\31') do res[#res + 1] = part end
+  res[2] = num(rt)
+  return res
+end
+`;
+
+/** `CHARGE`'s own, before the budgets' step: the call's windows and its reply. */
+export const BUDGET_STEPS = `
+-- this call's budgets, as read and then as charged (read_budgets): budget i's at windows[5i - 4 .. 5i].
+-- One table, not one per value, sized for two budgets (more grow it): each table, and each time one
+-- grows, is a cost on every call.
+local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+-- { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ..., extra... }
+local function reply(kind, a, b, extra)
+  local res = budget_reply({ kind, num(rt), clock == 'r' and num(now) or '', a, b }, n, windows)
+  if extra then for i = 1, #extra do res[5 + 2 * n + i] = extra[i] end end
+  return res
+end
+`;
+
+/** After the budgets' step: the memo of a reply. */
+export const CHARGE_STEP = `
+local function remember(res)
+  if memo_ttl ~= '0' then
+    -- the hash expires as a whole
+    redis.call('HSET', memo_key, nonce, memo_of(res))
+    redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
+  end
+  return res
 end
 `;
 
@@ -108,11 +146,11 @@ local function record(e, day, member)
   else
     redis.call('HSET', idem_key, 'f', fingerprint, 'e', num(e))
   end
-  expire_with(idem_key, e)
+  expire_after(idem_key, e, now)
   -- a new record joins the credential's index (scripts/reset.ts), which lives as long as its newest record
   if not live and index_key then
     redis.call('SADD', index_key, idem_key)
-    expire_with(index_key, e)
+    expire_after(index_key, e, now)
   end
 end
 `;

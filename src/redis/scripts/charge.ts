@@ -12,7 +12,7 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest } from "../../store.js";
 import type { Timed } from "../client.js";
 import { CAP_GRACE_MS, EXPIRY_SLACK_MS, indexKey, SEQ_KEY, SEQ_TTL_MS } from "../key-layout.js";
-import { BUDGET_STEPS, CHARGE_STEP, RECORD_STEPS, TODAY } from "./charge-steps.js";
+import { BUDGET_RULES, BUDGET_STEPS, CHARGE_STEP, MEMO, RECORD_STEPS, TODAY } from "./charge-steps.js";
 import { DAY_OF, NOW, READ_WINDOW } from "./prelude.js";
 import { readings, strings, type Script, type ScriptCall } from "./script.js";
 
@@ -48,7 +48,7 @@ ${own}`;
  * @param takeCap - Lua defining `local function take_cap()`, run when the request has a daily cap.
  */
 export function chargeSource(own: string, takeCap: string): string {
-  return `${header(own)}${NOW}${READ_WINDOW}${BUDGET_STEPS}
+  return `${header(own)}${NOW}${READ_WINDOW}${BUDGET_RULES}${MEMO}${BUDGET_STEPS}
 -- mirrors runCharge (src/charge.ts): the same order and rules (budgets → idempotency → daily cap, all
 -- or nothing), held to it by the differential tests; take_cap is the script's own.
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
@@ -56,16 +56,11 @@ if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
 -- time. Memos are fields of one hash per store and time slot (memo_key), named by the call's nonce.
 local memo = redis.call('HGET', memo_key, nonce)
-if memo then
-  local res = {}
-  for part in string.gmatch(memo, '([^\\31]*)\\31') do res[#res + 1] = part end
-  res[2] = num(rt)
-  return res
-end
+if memo then return replay(memo) end
 -- DESIGN §2: a request refused because a budget is spent charges nothing
-if read_budgets() then return reply('s', '', '') end
+if read_budgets(budget, n, now, windows) then return reply('s', '', '') end
 ${CHARGE_STEP}
-charge_budgets()
+charge_budgets(budget, n, now, windows)
 if refused then return remember(reply('c', '0', '')) end
 -- neither idempotency key nor cap: charged (what follows is defined only for the calls that need it)
 if not idem_key and cap_limit == '' then return remember(reply('c', '0', '')) end
@@ -119,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "0015dacb0e44da68076bbf8015545b1ed264f6f8",
+  sha: "a2a4e1d8d2b61728db9b94163215c5e24de79df4",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -38,7 +38,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "c8a06c36ad8e6d5261a6ab4e237ce6c034689898",
+  sha: "367eda1e8c1653aa761044f3b7db81d8bfcbd3c5",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

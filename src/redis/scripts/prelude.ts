@@ -26,12 +26,15 @@ local tm = redis.call('TIME')
 local rt = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
 `;
 
+/** `redis_ms`: Redis's time in whole ms, the deciding clock with `clock: "redis"` (after `REDIS_TIME`). */
+export const REDIS_MS = `local redis_ms = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)
+`;
+
 /**
  * `rt` (Redis's time, see `REDIS_TIME`) and `now`, the deciding clock: the host's (`clock == 'h'`,
  * `now_arg` ms) or Redis's (`'r'`, in whole ms). Needs the locals `clock` and `now_arg`.
  */
-export const NOW = `${NUM}${REDIS_TIME}local now
-if clock == 'r' then now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) else now = tonumber(now_arg) end
+export const NOW = `${NUM}${REDIS_TIME}${REDIS_MS}local now = clock == 'r' and redis_ms or tonumber(now_arg)
 `;
 
 /** `day_of(now, offset)`: the day a cap charge counts in, and when it ends. */

@@ -27,7 +27,7 @@ for i = 1, #KEYS do
 end
 return res
 `,
-  sha: "b452231224f71151e37b2d981a8490e1e9498e24",
+  sha: "700dc540f58a2de67cc4fe03316e6122a15b603c",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */

@@ -27,7 +27,7 @@ if record then
 end
 return removed
 `,
-  sha: "6c1913fdd5fc2116941ce3f036aca3711b181bb7",
+  sha: "6ad25a3c42a52ffc10e550c746cbef3de1511bfe",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */

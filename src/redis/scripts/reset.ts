@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "233d180eba9af0371124008f002e10970729893d",
+  sha: "07e4c04ecc84a1bbc5f391c8064c62f30054208d",
 };
 
 /**

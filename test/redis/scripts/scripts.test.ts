@@ -10,6 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { indented } from "../../../src/redis/scripts/charge-batch.js";
 import { CHARGE } from "../../../src/redis/scripts/charge.js";
+import { BUDGET_RULES } from "../../../src/redis/scripts/charge-steps.js";
 import { DAY_OF, READ_WINDOW } from "../../../src/redis/scripts/prelude.js";
 import type { Script } from "../../../src/redis/scripts/script.js";
 
@@ -104,14 +105,26 @@ describe("the Redis scripts (src/redis/scripts)", () => {
     const defining = (fn: string) => [...all].filter(([, s]) => s.source.includes(`local function ${fn}(`)).map(([name]) => name).sort();
     expect(defining("read_window")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
     expect(defining("day_of")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "reset.ts RESET"]);
+    const charging = ["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1"];
+    expect(defining("read_budgets")).toEqual(charging);
+    expect(defining("charge_budgets")).toEqual(charging);
+    const batch = all.get("charge-batch.ts CHARGE_BATCH")!;
+    const rules = [
+      ["read_window", "readWindow (src/charge.ts)", READ_WINDOW],
+      ["day_of", "dayOf (src/calendar.ts)", DAY_OF],
+      ["read_budgets", "runCharge's first step (src/charge.ts)", BUDGET_RULES],
+      ["charge_budgets", "runCharge's second step (src/charge.ts)", BUDGET_RULES],
+    ] as const;
     for (const [, script] of all) {
-      for (const [fn, mirrors, text] of [["read_window", "readWindow (src/charge.ts)", READ_WINDOW], ["day_of", "dayOf (src/calendar.ts)", DAY_OF]] as const) {
-        // the same text wherever it is used: written once (composed into the batch indented)
+      for (const [fn, mirrors, text] of rules) {
+        // the same text wherever it is used: written once (composed into the batch's CHARGE indented)
         if (!script.source.includes(`local function ${fn}(`)) continue;
         expect(script.source).toContain(`-- mirrors ${mirrors}`);
-        expect(script.source).toContain(script === all.get("charge-batch.ts CHARGE_BATCH") ? indented(text) : text);
+        expect(script.source).toContain(script === batch ? indented(text) : text);
       }
     }
+    // the batch's plain charges run the budget steps' own text, not a copy of it
+    expect(batch.source).toContain(`\n${BUDGET_RULES}`);
     expect(all.get("charge.ts CHARGE")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
     expect(all.get("cluster-step1.ts CLUSTER_STEP1")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
     expect(all.get("release.ts RELEASE")!.source).toContain("-- mirrors runRelease (src/charge.ts)");
