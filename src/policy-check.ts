@@ -11,7 +11,6 @@ import { insured, type Insurance } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { plan, type Plan } from "./plan.js";
 import { present } from "./render.js";
-import { requestIdOf } from "./request-id.js";
 import { readDescriptor, type DescriptorRead } from "./request.js";
 import { isThenable } from "./thenable.js";
 import type { ChargeOutcome, ChargeRequest, PolicyStore } from "./store.js";
@@ -24,7 +23,8 @@ export interface PolicyContext {
   readonly store: PolicyStore;
   /** The clock, checked: a reading that is not a time throws PolicyConfigError. */
   readonly now: () => number;
-  readonly generateId: () => string;
+  /** The request id of a decision: the host's (`requestId`), or one from the policy's `generateId` (`requestIds`). */
+  readonly requestId: (given: string | undefined) => string;
   readonly failOpen: boolean;
   readonly insurance: Insurance | undefined;
   readonly hooks: Hooks;
@@ -75,7 +75,7 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
   // read once, into plain values: the insurance path plans again from the same read
   const read = readDescriptor(request);
   const planned = plan(config, read, who.credential, who.roles);
-  const requestId = requestIdOf(planned.requestId, ctx.generateId);
+  const requestId = ctx.requestId(planned.requestId);
   const charge = chargeRequest(planned, subjectOf(who.credential), config, t, requestId);
   const asked: Asked = { planned, charge, config, t, requestId };
   let outcome: ChargeOutcome;

@@ -13,7 +13,7 @@ import { assertInsurance, insured } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { MemoryStore } from "./memory-store.js";
 import { check, type PolicyContext } from "./policy-check.js";
-import { randomId } from "./request-id.js";
+import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
 import { subjectOf } from "./store-keys.js";
@@ -85,6 +85,7 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
 export function createPolicy(options: CreatePolicyOptions = {}): Policy {
   const config = resolveConfig(options.config);
   const clock = options.clock ?? Date.now;
+  const generateId = options.generateId ?? randomId;
   const ctx: PolicyContext = {
     config,
     store: options.store ?? new MemoryStore(),
@@ -93,7 +94,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
       assertNow(t, "clock()");
       return t;
     },
-    generateId: options.generateId ?? randomId,
+    requestId: requestIds(generateId),
     failOpen: options.failOpen === true,
     insurance: options.insurance === undefined ? undefined : assertInsurance(options.insurance),
     hooks: hooksOf(options),

@@ -2,7 +2,7 @@
  * Forgetting what has expired in a snapshot: a little as `evaluate` goes (the leaf each change
  * writes, and one more leaf in turn), or all at once with {@link prune}.
  */
-import { produce } from "immer";
+import { nextSnapshot } from "./immer.js";
 import { assertNow, assertUsage } from "./host-input.js";
 import { replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
@@ -80,7 +80,7 @@ export function prune(snapshot: Usage, now: number): Usage {
   const keys = tidyAll(usage.keys, tidyKey(now));
   const caps = tidyAll(usage.caps, tidyCap(now));
   if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return snapshot;
-  const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
+  const next = nextSnapshot(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
     draft.windows = windows;
     draft.keys = keys;
     draft.caps = caps;

@@ -9,7 +9,7 @@
  * Nothing else is touched: other credentials, other newsletters, a credential's share of a
  * newsletter's dispatch count (that count belongs to the newsletter).
  */
-import { produce } from "immer";
+import { nextSnapshot } from "./immer.js";
 import { resolveConfig, type CompiledConfig, type PolicyConfig } from "./config.js";
 import type { PolicyOptions } from "./config-types.js";
 import { PolicyConfigError } from "./errors.js";
@@ -91,7 +91,7 @@ export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   for (const key of keys) nextKeys = changeIn(nextKeys, key, gone, same);
   // that day's count only; the idempotency records keep their charge, so a retry stays a replay
   for (const cap of caps) nextCaps = changeIn(nextCaps, cap.key, (r: CapRecord | undefined) => withoutDay(r!, cap.day), same);
-  const next = produce(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
+  const next = nextSnapshot(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
     Object.assign(draft, { windows: nextWindows, keys: nextKeys, caps: nextCaps } satisfies Partial<Record<string, Buckets<unknown>>>);
     draft.seq = usage.seq + 1;
   });

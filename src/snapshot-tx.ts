@@ -1,10 +1,11 @@
 /**
  * The charge algorithm's transaction over a snapshot: reads the snapshot, records writes, and
  * commits them (with a little pruning) into the next immutable snapshot: the changed buckets are
- * built here (structural sharing, only new objects frozen) and immer's `produce` hands back the new
+ * built here (structural sharing, only new objects frozen) and immer's `produce` (our own instance, immer.ts) hands back the new
  * top-level snapshot.
  */
-import { freeze, produce } from "immer";
+import { freeze } from "immer";
+import { nextSnapshot } from "./immer.js";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
 import { capMembers, changeIn, own, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
@@ -94,7 +95,7 @@ export class SnapshotTx implements CounterTx {
     // immer hands back the new top level: the recipe returns it whole (cheaper than assigning through
     // the draft, which immer would then copy again), and immer freezes it (its parts are frozen already)
     const base = this.usage;
-    const snapshot = produce(base, () => ({ seq, at: now, windows: next.windows ?? base.windows, caps: next.caps ?? base.caps, keys: next.keys ?? base.keys }));
+    const snapshot = nextSnapshot(base, () => ({ seq, at: now, windows: next.windows ?? base.windows, caps: next.caps ?? base.caps, keys: next.keys ?? base.keys }));
     return snapshot as unknown as Usage;
   }
 }

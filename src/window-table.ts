@@ -26,9 +26,14 @@ export class WindowTable {
   private readonly pages: (Page | undefined)[] = [];
   /** The page new windows go to while it has room. */
   private current = 0;
-  /** The slot last looked up: a charge reads a window and then writes it, by the same key. */
-  private lastKey: string | undefined;
-  private lastSlot = -1;
+  /**
+   * The two slots last looked up, newest first: a charge reads its windows and then writes them, by
+   * the same keys (two for most requests: general and the operation's own budget).
+   */
+  private key0: string | undefined;
+  private slot0 = -1;
+  private key1: string | undefined;
+  private slot1 = -1;
 
   private allocate(): number {
     if (!hasRoom(this.pages[this.current])) {
@@ -58,13 +63,18 @@ export class WindowTable {
   }
 
   private slotOf(key: string): number | undefined {
-    if (key === this.lastKey) return this.lastSlot;
+    if (key === this.key0) return this.slot0;
+    if (key === this.key1) return this.slot1;
     const slot = this.slots.get(key);
-    if (slot !== undefined) {
-      this.lastKey = key;
-      this.lastSlot = slot;
-    }
+    if (slot !== undefined) this.remember(key, slot);
     return slot;
+  }
+
+  private remember(key: string, slot: number): void {
+    this.key1 = this.key0;
+    this.slot1 = this.slot0;
+    this.key0 = key;
+    this.slot0 = slot;
   }
 
   /** The window under `key`, as a fresh record. */
@@ -89,8 +99,7 @@ export class WindowTable {
     if (slot === undefined) {
       slot = this.allocate();
       this.slots.set(key, slot);
-      this.lastKey = key;
-      this.lastSlot = slot;
+      this.remember(key, slot);
     }
     const page = this.data(slot);
     const at = (slot % PAGE) * STRIDE;
@@ -106,6 +115,8 @@ export class WindowTable {
     if (slot === undefined) return;
     this.slots.delete(key);
     this.release(slot);
-    this.lastKey = undefined;
+    // its slot may be reused by another key
+    if (key === this.key0) this.key0 = undefined;
+    if (key === this.key1) this.key1 = undefined;
   }
 }

@@ -5,7 +5,7 @@ import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
 import fc from "fast-check";
 import { fnv1a } from "../src/hash.js";
-import { derivedId } from "../src/request-id.js";
+import { derivedId, randomId, requestIds } from "../src/request-id.js";
 
 describe("evaluate is pure", () => {
   const credential = freeze(key({ nl_1: { audience: "read" } }), true);
@@ -58,6 +58,24 @@ describe("the snapshot shares what a request does not touch", () => {
 });
 
 describe("derived request ids (DESIGN §14)", () => {
+  it("the default request id (policy.check) is req_ + 32 hex digits: a per-process prefix and a counter that goes up by one per id, across the 256-id blocks whose digits are written once", () => {
+    const next = requestIds(randomId);
+    const ids = Array.from({ length: 2_000 }, () => next(undefined));
+    for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+    const prefix = ids[0]!.slice(4, 20);
+    const counters = ids.map((id) => BigInt(`0x${id.slice(20)}`));
+    for (let i = 1; i < ids.length; i++) {
+      expect(ids[i]!.slice(4, 20)).toBe(prefix);
+      expect(counters[i]! - counters[i - 1]!, ids[i]).toBe(1n);
+    }
+    expect(randomId()).toMatch(/^[0-9a-f]{32}$/);
+    // a host's id is kept (prefixed with req_ when it lacks it); only a missing or empty one is generated
+    expect(next("req_abc")).toBe("req_abc");
+    expect(next("abc")).toBe("req_abc");
+    expect(next("req_")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(requestIds(() => "mine")(undefined)).toBe("req_mine");
+  });
+
   it("derivedId is the two FNV-1a hashes of the parts joined by NUL, computed in one pass (property)", () => {
     const part = fc.oneof(fc.string({ unit: "binary" }), fc.integer(), fc.double({ noNaN: true }));
     fc.assert(

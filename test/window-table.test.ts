@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WindowTable } from "../src/window-table.js";
 
@@ -43,5 +44,29 @@ describe("WindowTable (MemoryStore's budget windows)", () => {
     expect(pages[0]).toBeDefined();
     for (let i = 0; i < 4096; i++) expect(t.get(`m${i}`)).toEqual({ start: i, count: 2, expiresAt: i + 60 });
     for (let i = 4096; i < n; i++) expect(t.get(`k${i}`)?.start).toBe(i);
+  });
+
+  it("answers as a Map would under any mix of reads, writes and deletes over a few keys (the two recently used slots it remembers never go stale when a slot is reused; property)", () => {
+    const op = fc.tuple(fc.constantFrom("get", "set", "delete", "expiresAt"), fc.constantFrom("a", "b", "c", "d"), fc.integer({ min: 0, max: 1_000 }));
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+        const t = new WindowTable();
+        const model = new Map<string, { start: number; count: number; expiresAt: number }>();
+        for (const [name, key, n] of ops) {
+          if (name === "set") {
+            const fresh = !model.has(key) || model.get(key)!.expiresAt !== n + 60;
+            expect(t.set(key, n, n + 1, n + 60)).toBe(fresh);
+            model.set(key, { start: n, count: n + 1, expiresAt: n + 60 });
+          } else if (name === "delete") {
+            t.delete(key);
+            model.delete(key);
+          } else if (name === "get") expect(t.get(key)).toEqual(model.get(key));
+          else expect(t.expiresAt(key)).toBe(model.get(key)?.expiresAt);
+        }
+        for (const key of ["a", "b", "c", "d"]) expect(t.get(key)).toEqual(model.get(key));
+        expect(t.size).toBe(model.size);
+      }),
+      { seed: 20261123, numRuns: 500 },
+    );
   });
 });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evaluate, release } from "../../src/index.js";
+import { setAutoFreeze } from "immer";
+import { evaluate, prune, release, reset } from "../../src/index.js";
 import { usageData } from "../../src/snapshot.js";
 import { arbTrace, runPureTrace } from "../../src/testing/index.js";
 import { deepFreeze, requests } from "./model.js";
@@ -47,6 +48,30 @@ describe("invariants: evaluate is pure (DESIGN §14)", () => {
       }),
       params(),
     );
+  }, TIMEOUT);
+
+  // Regression: evaluate, release, prune and reset used immer's shared `produce`, so a host that
+  // called immer's global setAutoFreeze(false) for its own state got snapshots whose top level could
+  // be changed in place. They use a private Immer instance now (src/immer.ts).
+  it("a host's global immer settings (setAutoFreeze(false)) do not reach the snapshots: evaluate, release, prune and reset still hand back frozen ones", () => {
+    setAutoFreeze(false);
+    try {
+      fc.assert(
+        fc.property(arbTrace({ ...TRACE, focus: "caps" }), (trace) => {
+          for (const entry of requests(runPureTrace(trace))) {
+            expect(Object.isFrozen(entry.after)).toBe(true);
+            if (entry.decision.release !== undefined) expect(Object.isFrozen(release(entry.after!, entry.decision, entry.now))).toBe(true);
+            const later = entry.now + 3 * 86_400_000;
+            const pruned = prune(entry.after!, later);
+            expect(Object.isFrozen(pruned)).toBe(true);
+            expect(Object.isFrozen(reset(entry.after!, { credential: entry.credential }, entry.now))).toBe(true);
+          }
+        }),
+        params(),
+      );
+    } finally {
+      setAutoFreeze(true);
+    }
   }, TIMEOUT);
 
   it("release is pure too: a decision without a ticket, or one released already, gives back the same object", () => {
