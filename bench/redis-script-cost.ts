@@ -5,11 +5,15 @@
  * as the real script and as the same script cut short at successive points, pipelined, and reads
  * Redis's own time per call (`usec` of `cmdstat_evalsha`, before and after: deltas, so a shared Redis
  * is not reset). Each cut is the real source with one line replaced, so the differences between rows
- * are what each part of the script costs Redis per call. Keys live under a prefix unique to this run
- * and are deleted at the end (SCAN + UNLINK, never FLUSH). REDIS_URL changes the server.
+ * are what each part of the script costs Redis per call. Then the same charge in batches of 16
+ * (`CHARGE_BATCH`), per charge: by the batch's plain path (a charge with neither idempotency key nor
+ * cap, as the store sends it) and, for comparison, by `CHARGE` composed in (the way every charge of a
+ * batch ran before the plain path). Keys live under a prefix unique to this run and are deleted at
+ * the end (SCAN + UNLINK, never FLUSH). REDIS_URL changes the server.
  */
 import { Redis } from "ioredis";
-import { CHARGE, chargeCall } from "../src/redis/scripts/charge.js";
+import { CHARGE, chargeCall, type ChargeCallInput } from "../src/redis/scripts/charge.js";
+import { batchCall, CHARGE_BATCH } from "../src/redis/scripts/charge-batch.js";
 import { cleanUp, scriptStats } from "./redis-common.js";
 import { median } from "./stats.js";
 
@@ -53,6 +57,29 @@ async function perCall(redis: Redis, script: string, memoTtlMs: number, tag: str
   return (after.usec - before.usec) / (after.calls - before.calls);
 }
 
+const BATCH = 16;
+
+/** Redis µs per charge of `CHARGE_BATCH`, batches of 16 charges, each plain (`plain`) or run as CHARGE. */
+async function perBatchedCharge(redis: Redis, plain: boolean, tag: string): Promise<number> {
+  const now = Date.now();
+  const before = await scriptStats(redis);
+  for (let from = 0; from < N; from += 100 * BATCH) {
+    const pipeline = redis.pipeline();
+    for (let i = from; i < from + 100 * BATCH; i += BATCH) {
+      const entries = Array.from({ length: BATCH }, (_, j) => {
+        const budgets = ["general", "audience"].map((b) => ({ key: `b:${(i + j) % 1000}:${b}`, limit: 1e9, windowMs: 60_000 }));
+        const input: ChargeCallInput = { clock: "h", now: now + i + j, nonce: `${tag}.${i + j}`, memoTtlMs: 60_000, refused: false, budgets, idempotency: undefined, cap: undefined, memo: `memo:${tag}`, key: (k) => `${PREFIX}${k}` };
+        return { plain, input };
+      });
+      const { keys, args } = batchCall(entries, { clock: "h", memoTtlMs: 60_000 });
+      pipeline.evalsha(CHARGE_BATCH.sha, keys.length, ...keys, ...args);
+    }
+    for (const [error] of (await pipeline.exec())!) if (error) throw error;
+  }
+  const after = await scriptStats(redis);
+  return ((after.usec - before.usec) / (after.calls - before.calls)) / BATCH;
+}
+
 async function main(): Promise<void> {
   const redis = new Redis(REDIS_URL);
   try {
@@ -68,6 +95,17 @@ async function main(): Promise<void> {
       console.log(`${m.toFixed(2).padStart(28)}  ${(v === 0 ? "" : `+${(m - previous).toFixed(2)}`).padStart(9)}  ${row}   (rounds: ${times[v]!.map((t) => t.toFixed(2)).join(", ")})`);
       previous = m;
     }
+    await redis.script("LOAD", CHARGE_BATCH.source);
+    const batched: [string, boolean][] = [
+      ["a plain charge (the batch's own path, as the store sends a charge with neither idempotency key nor cap)", true],
+      ["the same charge run as CHARGE composed in (charge_one: how every batched charge ran before)", false],
+    ];
+    const perCharge = batched.map(() => [] as number[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [v, [, plain]] of batched.entries()) perCharge[v]!.push(await perBatchedCharge(redis, plain, `b${round}v${v}`));
+    }
+    console.log(`\n${"Redis µs per charge (median)".padStart(28)}  in batches of ${BATCH}`);
+    for (const [v, [row]] of batched.entries()) console.log(`${median(perCharge[v]!).toFixed(2).padStart(28)}  ${row}   (rounds: ${perCharge[v]!.map((t) => t.toFixed(2)).join(", ")})`);
   } finally {
     await cleanUp(redis, PREFIX);
     redis.disconnect();

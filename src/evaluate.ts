@@ -11,7 +11,7 @@ import { applyLimits } from "./limits.js";
 import type { Limits } from "./types.js";
 import { plan } from "./plan.js";
 import { present } from "./render.js";
-import { derivedId, describeInput, requestIdOf } from "./request-id.js";
+import { inputId, requestIdOf } from "./request-id.js";
 import { readDescriptor } from "./request.js";
 import { SnapshotTx } from "./snapshot-tx.js";
 import { usageData, type Usage } from "./snapshot.js";
@@ -64,7 +64,7 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const planned = plan(config, read, credential, state.roles);
   const tx = new SnapshotTx(usage);
   const subject = subjectOf(credential);
-  const requestId = requestIdOf(planned.requestId, () => derivedId([subject, describeInput(read), now, usageData(usage).seq]));
+  const requestId = requestIdOf(planned.requestId, () => inputId(subject, read, now, usageData(usage).seq));
   const charge = chargeRequest(planned, subject, config, now, requestId);
   const outcome = runCharge(tx, charge);
   const decision = present(planned, charge, outcome, config, now, requestId);

@@ -53,37 +53,80 @@ export function requestIds(generateId: () => string): (given: string | undefined
   return (given) => (given === undefined || given === "req_" ? nextId("req_") : requestIdOf(given, randomId));
 }
 
-/**
- * 64 bits of two FNV-1a hashes of the parts joined by NUL: a short stable id derived from the inputs
- * (DESIGN §14). Both hashes in one pass over the parts, without building the joined text (the same
- * id as `fnv1a` of it, with the second basis and prime; test/evaluate.test.ts holds the two together).
- */
-export function derivedId(parts: readonly (string | number)[]): string {
-  let a = 0x811c9dc5;
-  let b = 0x01000193;
-  for (let p = 0; p < parts.length; p++) {
-    if (p > 0) (a = Math.imul(a, 16777619)), (b = Math.imul(b, 2246822519)); // the NUL between parts (x ^ 0 = x)
-    const text = String(parts[p]);
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      a = Math.imul(a ^ c, 16777619);
-      b = Math.imul(b ^ c, 2246822519);
-    }
+/** The two FNV-1a hashes of a derived id, as text is fed to them (see {@link inputId}). */
+let ha = 0;
+let hb = 0;
+
+/** Feeds one character code to both hashes. */
+function feedCode(c: number): void {
+  ha = Math.imul(ha ^ c, 16777619);
+  hb = Math.imul(hb ^ c, 2246822519);
+}
+
+/** Feeds `text`'s first `length` characters to both hashes. */
+function feed(text: string, length = text.length): void {
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    ha = Math.imul(ha ^ c, 16777619);
+    hb = Math.imul(hb ^ c, 2246822519);
   }
-  return hex8(a) + hex8(b);
+}
+
+/** A descriptor field as the id reads it: a string's first 512 characters, any other value's type. */
+function feedField(value: unknown): void {
+  if (typeof value === "string") feed(value, Math.min(value.length, 512));
+  else feed(typeof value);
+}
+
+/** The values of one query parameter, joined by commas, to 512 characters at most. */
+function feedValues(values: readonly string[]): void {
+  let left = 512;
+  for (let k = 0; k < values.length && left > 0; k++) {
+    if (k > 0) {
+      feedCode(44); // ","
+      if (--left === 0) return;
+    }
+    const value = String(values[k]);
+    const n = Math.min(value.length, left);
+    feed(value, n);
+    left -= n;
+  }
 }
 
 /**
- * The parts of a descriptor that tell two requests apart, as text for a derived id: read from the
- * descriptor as `plan` read it (once, plain values only), each part bounded, so it never throws and
- * costs the same for a 10 MB string as for a short one.
+ * A short stable id derived from the inputs of a pure decision (DESIGN §14): 64 bits, the FNV-1a
+ * hash of the text below with two bases and primes, written as 16 hex digits. The text, parts joined
+ * by NUL: the subject; `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` (each field a string's first 512
+ * characters or the value's type) followed by ` name=v1,v2` per query parameter (values to 512
+ * characters); `now`; `seq`. The descriptor is read as `plan` read it (once, plain values only), each
+ * part bounded, so it never throws and costs the same for a 10 MB string as for a short one. The
+ * text is fed to the hashes piece by piece, never built.
  */
-export function describeInput(read: DescriptorRead): string {
-  const query = read.query instanceof Map ? read.query : undefined;
-  const text = (value: unknown): string => (typeof value === "string" ? value.slice(0, 512) : typeof value);
-  let out = `${text(read.method)} ${text(read.path)} ${text(read.idempotencyKey)} ${text(read.newsletter)}`;
-  if (query !== undefined) for (const [name, values] of query) out += ` ${name}=${values.join(",").slice(0, 512)}`;
-  return out;
+export function inputId(subject: string, read: DescriptorRead, now: number, seq: number): string {
+  ha = 0x811c9dc5;
+  hb = 0x01000193;
+  feed(subject);
+  feedCode(0);
+  feedField(read.method);
+  feedCode(32);
+  feedField(read.path);
+  feedCode(32);
+  feedField(read.idempotencyKey);
+  feedCode(32);
+  feedField(read.newsletter);
+  if (read.query instanceof Map) {
+    for (const [name, values] of read.query as ReadonlyMap<string, readonly string[]>) {
+      feedCode(32);
+      feed(name);
+      feedCode(61); // "="
+      feedValues(values);
+    }
+  }
+  feedCode(0);
+  feed(String(now));
+  feedCode(0);
+  feed(String(seq));
+  return hex8(ha) + hex8(hb);
 }
 
 /** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */

@@ -5,7 +5,8 @@ import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
 import fc from "fast-check";
 import { fnv1a } from "../src/hash.js";
-import { derivedId, randomId, requestIds } from "../src/request-id.js";
+import { inputId, randomId, requestIds } from "../src/request-id.js";
+import type { DescriptorRead } from "../src/request.js";
 
 describe("evaluate is pure", () => {
   const credential = freeze(key({ nl_1: { audience: "read" } }), true);
@@ -76,15 +77,25 @@ describe("derived request ids (DESIGN §14)", () => {
     expect(requestIds(() => "mine")(undefined)).toBe("req_mine");
   });
 
-  it("derivedId is the two FNV-1a hashes of the parts joined by NUL, computed in one pass (property)", () => {
-    const part = fc.oneof(fc.string({ unit: "binary" }), fc.integer(), fc.double({ noNaN: true }));
+  it("inputId is the two FNV-1a hashes of its text (subject, descriptor fields and query bounded to 512 characters, now, seq, joined by NUL), fed piece by piece without building it (property)", () => {
+    // the specification, written out: the text the id hashes, built as a string
+    const text = (value: unknown): string => (typeof value === "string" ? value.slice(0, 512) : typeof value);
+    const described = (read: DescriptorRead): string => {
+      let out = `${text(read.method)} ${text(read.path)} ${text(read.idempotencyKey)} ${text(read.newsletter)}`;
+      if (read.query instanceof Map) for (const [name, values] of read.query) out += ` ${name}=${values.join(",").slice(0, 512)}`;
+      return out;
+    };
+    const hex = (h: number) => h.toString(16).padStart(8, "0");
+    const field = fc.oneof(fc.string({ unit: "binary", maxLength: 20 }), fc.string({ minLength: 500, maxLength: 700 }), fc.constant(undefined), fc.integer(), fc.constant(null));
+    const values = fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 200, maxLength: 300 })), { maxLength: 4 });
+    const query = fc.oneof(fc.constant(undefined), fc.constant({ param: "query", detail: "x" }), fc.array(fc.tuple(fc.string({ maxLength: 6 }), values), { maxLength: 3 }).map((e) => new Map(e)));
+    const read = fc.record({ method: field, path: field, idempotencyKey: field, newsletter: field, query, body: fc.constant(undefined), requestId: fc.constant(undefined), unreadable: fc.constant(undefined) });
     fc.assert(
-      fc.property(fc.array(part, { maxLength: 6 }), (parts) => {
-        const text = parts.join("\u0000");
-        const hex = (h: number) => h.toString(16).padStart(8, "0");
-        expect(derivedId(parts)).toBe(hex(fnv1a(text)) + hex(fnv1a(text, 0x01000193, 2246822519)));
+      fc.property(fc.string({ unit: "binary" }), read, fc.oneof(fc.integer(), fc.double({ noNaN: true })), fc.nat(), (subject, r, now, seq) => {
+        const joined = [subject, described(r as DescriptorRead), now, seq].join("\u0000");
+        expect(inputId(subject, r as DescriptorRead, now, seq)).toBe(hex(fnv1a(joined)) + hex(fnv1a(joined, 0x01000193, 2246822519)));
       }),
-      { seed: 20_261_123, numRuns: 500 },
+      { seed: 20_261_123, numRuns: 1_000 },
     );
   });
 });
