@@ -111,7 +111,8 @@ export class WindowTable {
   }
 
   delete(key: string): void {
-    const slot = this.slotOf(key);
+    // looked up without remembering it: a key on its way out would push a live one from the cache
+    const slot = key === this.key0 ? this.slot0 : key === this.key1 ? this.slot1 : this.slots.get(key);
     if (slot === undefined) return;
     this.slots.delete(key);
     this.release(slot);

@@ -77,6 +77,14 @@ function isNoScript(error: unknown): boolean {
 
 const TIMED_OUT = Symbol("timed out");
 
+/** How one send of a call settled (a reply, or the error it failed with). */
+interface Settled {
+  readonly sent: Promise<Settled>;
+  readonly reply: unknown;
+  readonly failed: boolean;
+  readonly error: unknown;
+}
+
 function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, ms));
@@ -113,7 +121,9 @@ const STEP_MS = 1000;
  *
  * - **Bound.** Every command sent counts as in flight until the client settles its promise (not
  *   until the store stops waiting): that is what a stalled Redis piles up in the client. Past
- *   `maxInFlight`, the store throws {@link RedisOverloadError} without sending.
+ *   `maxInFlight`, the store throws {@link RedisOverloadError} without sending. A call that timed out
+ *   and has no room to be sent again is not resent: it waits for the command it already sent until
+ *   it gives up, never answering sooner than that command's deadline.
  * - **Deadline.** A call gives up `timeoutMs × (retries + 1)` after it starts ({@link RedisTimeoutError}).
  *   A charge carries that moment in Redis's clock; the script compares it with Redis `TIME` and
  *   charges nothing past it. The translation needs no agreement between the clocks: the store keeps
@@ -212,50 +222,65 @@ export class Link {
   async run(script: Script, what: string, keys: readonly string[], args: readonly string[], timed?: Timed, weight = 1): Promise<unknown> {
     const start = this.monotonic();
     const giveUp = start + this.timeoutMs * (this.retries + 1);
+    const timeout = () => new RedisTimeoutError(Math.round(this.monotonic() - start), what);
     // EVALSHA's arguments, built once: the SHA-1, the number of keys, the keys, then ARGV from `at`
     const command: string[] = [script.sha, String(keys.length)];
     for (const key of keys) command.push(key);
     const at = command.length;
     for (const arg of args) command.push(arg);
+    // Every send of this call that has not settled yet. While one is out it may still run, and
+    // charge, until its deadline: the call answers with the first reply, and fails only once none is
+    // left to answer, or at the give-up moment (never sooner, so that nothing charges after a 503).
+    const live = new Set<Promise<Settled>>();
+    let sends = 0;
+    const launch = (): void => {
+      // a resend is a new array: a client may still hold the one it was handed
+      const argv = sends++ === 0 ? command : command.slice();
+      if (timed !== undefined) argv[at + timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
+      const sent: Promise<Settled> = this.attempt(script, argv, timed, weight).then(
+        (reply) => ({ sent, reply, failed: false, error: undefined }),
+        (error: unknown) => ({ sent, reply: undefined, failed: true, error }),
+      );
+      live.add(sent);
+    };
+    let timeouts = 0;
     let resynced = false;
-    // the latest command sent and not yet answered (a resend waits for it when there is no room to send)
-    let earlier: Promise<unknown> | undefined;
-    for (let attempt = 0, sends = 0; ; sends++) {
-      let reply: unknown;
-      if (earlier !== undefined && weight > this.room) {
-        // No room to send again (maxInFlight): wait for the command already sent until the call gives
-        // up. Answering 503 sooner would leave a command with a later deadline that can still charge
-        // after its caller was refused.
-        reply = await within(earlier, giveUp - this.monotonic());
-        if (reply === TIMED_OUT) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
-      } else {
-        // a resend is a new array: a client may still hold the one it was handed
-        const argv = sends === 0 ? command : command.slice();
-        if (timed !== undefined) argv[at + timed.deadlineArg] = this.offset === undefined ? "" : String(giveUp + this.offset);
-        earlier = this.send("EVALSHA", argv, timed, weight).catch((error: unknown) => {
-          // Redis restarted or SCRIPT FLUSH: EVAL runs the script and caches it again for EVALSHA
-          if (!isNoScript(error)) throw error;
-          const source = argv.slice();
-          source[0] = script.source;
-          return this.send("EVAL", source, timed, weight);
-        });
-        reply = await within(earlier, Math.min(this.timeoutMs, giveUp - this.monotonic()));
-        if (reply === TIMED_OUT) {
-          attempt++;
-          if (attempt > this.retries || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
-          continue;
-        }
+    let failure: unknown;
+    launch();
+    for (;;) {
+      if (live.size === 0) throw failure;
+      const settled = await within(Promise.race(live), Math.min(this.timeoutMs, giveUp - this.monotonic()));
+      if (settled === TIMED_OUT) {
+        timeouts++;
+        if (timeouts > this.retries || this.monotonic() >= giveUp) throw timeout();
+        // only a timeout is retried; with no room under maxInFlight, the sends already out are waited for
+        if (weight <= this.room) launch();
+        continue;
       }
-      earlier = undefined;
-      if (timed !== undefined && timed.expired(reply)) {
+      live.delete(settled.sent);
+      // an error (an error reply is not retried: it would only repeat itself); earlier sends may still answer
+      if (settled.failed) failure = settled.error;
+      else if (timed !== undefined && timed.expired(settled.reply)) {
         // Redis says the deadline passed while we still wait: the command ran within a reply's trip
         // of the give-up moment, or Redis's clock stepped forward. The reply has raised the offset
         // already (send's callback runs first); send once more while there is time.
-        if (resynced || this.monotonic() >= giveUp) throw new RedisTimeoutError(Math.round(this.monotonic() - start), what);
-        resynced = true;
-        continue;
-      }
-      return reply;
+        failure = timeout();
+        if (!resynced && this.monotonic() < giveUp && weight <= this.room) {
+          resynced = true;
+          launch();
+        }
+      } else return settled.reply;
     }
   }
+
+  /** One send: EVALSHA, and EVAL when Redis has lost the script (a restart, `SCRIPT FLUSH`). */
+  private attempt(script: Script, argv: string[], timed: Timed | undefined, weight: number): Promise<unknown> {
+    return this.send("EVALSHA", argv, timed, weight).catch((error: unknown) => {
+      if (!isNoScript(error)) throw error;
+      const source = argv.slice();
+      source[0] = script.source;
+      return this.send("EVAL", source, timed, weight);
+    });
+  }
+
 }

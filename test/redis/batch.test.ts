@@ -210,6 +210,46 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     expect(await store.read(budgets, T0)).toEqual([{ count: 2, resetAt: T0 + 60_000 }]);
   });
 
+  // From a review: the wait above covered only a resend refused for room. A resend that the client
+  // rejected (a connection closing, a failover's READONLY) ended the call with a 503 at once, while
+  // the first send was still out and charged when it ran.
+  it("a resend that fails with an error while the first send is still out: the call waits for the first send and answers with it", async () => {
+    const inner = ioredisCall(redis);
+    let sends = 0;
+    const call: RedisCall = (command, args) => {
+      const n = ++sends;
+      if (n === 2) return sleep(250).then(() => inner(command, args)); // the first send of the charge: held 250 ms
+      if (n === 3) return sleep(10).then(() => Promise.reject(new Error("Connection is closed."))); // its resend fails fast
+      return inner(command, args);
+    };
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 2, maxInFlight: 10 });
+    const budgets = [{ key: "b:failed-resend", limit: 5, windowMs: 60_000 }];
+    await store.charge({ id: "warm", now: T0, budgets, refused: false });
+    await expect(store.charge({ id: "held", now: T0, budgets, refused: false })).resolves.toMatchObject({ kind: "charged", windows: [{ count: 2 }] });
+    await sleep(300);
+    expect(await store.read(budgets, T0)).toEqual([{ count: 2, resetAt: T0 + 60_000 }]);
+  });
+
+  // From a review: a budget-spent answer was not remembered. With Redis's clock deciding, the late
+  // first send ran after the window had rolled over and charged a request its caller was told was refused.
+  it("clock redis: a budget-spent answer is remembered, so a late first send run after the window rolled over charges nothing (a lone charge, CHARGE; two in one turn, the batch)", async () => {
+    for (const together of [1, 2]) {
+      const inner = ioredisCall(redis);
+      let sends = 0;
+      // the first send after the fill is held 1.6 s: the resend (at the 1 s timeout) runs inside the
+      // 1.5 s window, the held send after it ends, before the call's deadline (2 s)
+      const call: RedisCall = (command, args) => (++sends === together + 1 ? sleep(1_600).then(() => inner(command, args)) : inner(command, args));
+      const store = new RedisStore({ redis: call, prefix: prefix(), clock: "redis", timeoutMs: 1_000, retries: 1 });
+      const budgets = (i: number) => [{ key: `b:spent-late:${i}`, limit: 1, windowMs: 1_500 }];
+      const all = Array.from({ length: together }, (_, i) => i);
+      for (const i of all) await store.charge({ id: `fill${i}`, now: T0, budgets: budgets(i), refused: false });
+      const outcomes = await Promise.all(all.map((i) => store.charge({ id: `spent${i}`, now: T0, budgets: budgets(i), refused: false })));
+      for (const outcome of outcomes) expect(outcome.kind, `${together} at once`).toBe("budget_spent");
+      await sleep(800); // the held first send has run by now, in a new window by Redis's clock
+      for (const i of all) expect((await store.read(budgets(i), T0))[0]!.count, `${together} at once, budget ${i}`).toBe(0);
+    }
+  });
+
   it("batch must be a whole number from 1 to 1000 (PolicyConfigError naming batch)", () => {
     for (const batch of [0, 1.5, 1_001, Number.NaN, "8" as unknown as number]) {
       expect(() => new RedisStore({ redis: ioredisCall(redis), batch }), String(batch)).toThrow(PolicyConfigError);

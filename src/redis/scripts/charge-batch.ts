@@ -89,7 +89,8 @@ for j = 1, m do
   if not ok then reply = { '!', type(reply) == 'table' and tostring(reply.err) or tostring(reply) } end
   res[2 + j] = reply
 end
--- a memo that cannot be written loses only itself: the replies go back (a memo is for a lost reply)
+-- a memo that cannot be written loses only itself: the replies go back (a memo is for a lost reply;
+-- a memo hash of the wrong type has failed the HMGET above already, before anything was charged)
 for hash, fields in pairs(writes) do pcall(write_memos, hash, fields) end
 return res
 `;
@@ -104,10 +105,11 @@ local function charge_plain(j)
   local now = clock == 'r' and redis_ms or tonumber(now_text)
   local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
   local head = { 's', rt_text, clock == 'r' and num(now) or '', '', '' }
-  -- DESIGN §2: a request refused because a budget is spent charges nothing
-  if read_budgets(plain_budget, n, now, windows) then return budget_reply(head, n, windows) end
-  charge_budgets(plain_budget, n, now, windows)
-  head[1], head[4] = 'c', '0'
+  -- DESIGN §2: a request refused because a budget is spent charges nothing (its reply remembered too)
+  if not read_budgets(plain_budget, n, now, windows) then
+    charge_budgets(plain_budget, n, now, windows)
+    head[1], head[4] = 'c', '0'
+  end
   local res = budget_reply(head, n, windows)
   if memo_ttl ~= '0' then
     local fields = writes[hash]
@@ -144,7 +146,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "ff0645fedf55fe93e668ade5ccf3f64e709b00f8",
+  sha: "b330eff782c7e9657e7bf2b6d73b0ec8cdb5dacb",
 };
 
 /**

@@ -57,9 +57,9 @@ if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
 -- time. Memos are fields of one hash per store and time slot (memo_key), named by the call's nonce.
 local memo = redis.call('HGET', memo_key, nonce)
 if memo then return replay(memo) end
--- DESIGN §2: a request refused because a budget is spent charges nothing
-if read_budgets(budget, n, now, windows) then return reply('s', '', '') end
 ${CHARGE_STEP}
+-- DESIGN §2: a request refused because a budget is spent charges nothing (remembered, as every reply)
+if read_budgets(budget, n, now, windows) then return remember(reply('s', '', '')) end
 charge_budgets(budget, n, now, windows)
 if refused then return remember(reply('c', '0', '')) end
 -- neither idempotency key nor cap: charged (what follows is defined only for the calls that need it)
@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "a2a4e1d8d2b61728db9b94163215c5e24de79df4",
+  sha: "a03e115a8f66230109372064bbc03dc03dc925cd",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

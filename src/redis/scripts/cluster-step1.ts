@@ -38,7 +38,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "367eda1e8c1653aa761044f3b7db81d8bfcbd3c5",
+  sha: "e3b53be7f70221dd969ca7aca1e4144c98570a91",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */
