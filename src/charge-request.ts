@@ -9,20 +9,20 @@ import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
 import { budgetKey, capKey, idempotencyKey, idempotencyScope } from "./store-keys.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest } from "./store.js";
+import { Recent } from "./recent.js";
 import type { ReleaseTicket } from "./types.js";
 
 /**
  * Recent credentials' budget charges, so that a hot credential's keys are built (and hashed by the
  * store's Map) once, not on every request: per subject, the charges of the last few budget lists it
- * was charged with (one per operation shape of each config). Bounded: cleared when it holds too
- * many credentials; a list is looked up by identity, and the lists are the compiled config's.
+ * was charged with (one per operation shape of each config). Bounded (see `Recent`); a list is
+ * looked up by identity, and the lists are the compiled config's.
  */
-interface Recent {
+interface RecentCharges {
   readonly lists: (readonly BudgetSpec[])[];
   readonly charges: (readonly BudgetCharge[])[];
 }
-const recent = new Map<string, Recent>();
-const RECENT_MAX = 4096;
+const recent = new Recent<RecentCharges>(4096);
 const LISTS_MAX = 16;
 
 /** The budgets of a request as the store sees them. */
@@ -32,8 +32,7 @@ export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): 
   if (at >= 0) return entry!.charges[at]!;
   const charges = Object.freeze(budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 })));
   if (entry === undefined) {
-    if (recent.size >= RECENT_MAX) recent.clear();
-    recent.set(subject, { lists: [budgets], charges: [charges] });
+    recent.add(subject, { lists: [budgets], charges: [charges] });
     return charges;
   }
   if (entry.lists.length >= LISTS_MAX) {

@@ -2,6 +2,7 @@
  * How store keys are spelled. Every id is length-prefixed, so that no two (credential, name) pairs
  * can ever spell the same key, whatever characters the ids hold.
  */
+import { Recent } from "./recent.js";
 import type { CapName, Credential } from "./types.js";
 
 // Keys are joined, not concatenated: `join` makes one flat string, where `+` and templates make a
@@ -10,9 +11,8 @@ function scoped(kind: string, id: string): string {
   return [kind, ":", id.length, ".", id].join("");
 }
 
-/** Recent subjects by credential id, one Map per kind: the same string each time, so its hash is computed once. */
-const recentSubjects = { k: new Map<string, string>(), o: new Map<string, string>() };
-const RECENT_MAX = 4096;
+/** Recent subjects by credential id, one cache per kind: the same string each time, so its hash is computed once. */
+const recentSubjects = { k: new Recent<string>(4096), o: new Recent<string>(4096) };
 
 /**
  * Whose counters: spec §5.1 and §8.3 count budgets per API key or per OAuth authorisation, so an
@@ -25,8 +25,7 @@ export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
   let subject = recent.get(id);
   if (subject === undefined) {
     subject = [kind, ".", id].join("");
-    if (recent.size >= RECENT_MAX) recent.clear();
-    recent.set(id, subject);
+    recent.add(id, subject);
   }
   return subject;
 }
