@@ -22,16 +22,21 @@ export function tidyKey(now: number): Tidy<KeyRecord> {
 /** A daily cap keeps the days that have not ended; it goes with the last of them. */
 export function tidyCap(now: number): Tidy<CapRecord> {
   return (record) => {
-    const days: Record<string, CapDay> = {};
-    let kept = 0;
+    // most records have no day that ended: looked at first, and then nothing is copied
     let ended = false;
+    let any = false;
     for (const day in record.days) {
       if (!Object.hasOwn(record.days, day)) continue;
-      if (now < record.days[day]!.resetAt) (days[day] = record.days[day]!), kept++;
-      else ended = true;
+      any = true;
+      if (now >= record.days[day]!.resetAt) ended = true;
     }
-    if (kept === 0) return undefined;
-    return ended ? Object.freeze({ ...record, days: Object.freeze(days) }) : record;
+    if (!ended) return any ? record : undefined;
+    const days: Record<string, CapDay> = {};
+    let kept = 0;
+    for (const day in record.days) {
+      if (Object.hasOwn(record.days, day) && now < record.days[day]!.resetAt) (days[day] = record.days[day]!), kept++;
+    }
+    return kept === 0 ? undefined : Object.freeze({ ...record, days: Object.freeze(days) });
   };
 }
 
