@@ -50,12 +50,18 @@ export function uncountedHeaders(plan: Pick<Plan, "budgets" | "policyHeader">, n
  */
 export function spentBudgets(plan: Pick<Plan, "budgets">, windows: readonly WindowReading[], now: number): { spent: BudgetReport[]; named: BudgetReport; retryAfter: number } {
   const spent: BudgetReport[] = [];
-  plan.budgets.forEach((b, i) => {
+  let named: BudgetReport | undefined;
+  let retryAfter = 0;
+  for (let i = 0; i < plan.budgets.length; i++) {
+    const b = plan.budgets[i]!;
     const f = figures(b, windows[i]!, now);
-    if (f.remaining === 0) spent.push({ name: b.name, window: b.window, ...f });
-  });
-  const named = spent.find((s) => s.name === "general") ?? spent[0]!;
-  return { spent, named, retryAfter: Math.max(...spent.map((s) => s.reset)) };
+    if (f.remaining !== 0) continue;
+    const report: BudgetReport = { name: b.name, window: b.window, limit: f.limit, remaining: f.remaining, reset: f.reset };
+    spent.push(report);
+    if (named === undefined || (b.name === "general" && named.name !== "general")) named = report;
+    if (f.reset > retryAfter) retryAfter = f.reset;
+  }
+  return { spent, named: named!, retryAfter };
 }
 
 /** `Retry-After` of a daily cap (DESIGN §6): whole hours (or seconds) to the day's end, rounded up, at least 1. */
