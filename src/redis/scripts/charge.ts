@@ -191,20 +191,36 @@ export function decodeCharge(reply: unknown): ChargeOutcome {
   return outcomeOf(strings(reply, "charge"));
 }
 
-/** {@link decodeCharge} of a reply already read as strings. */
+/**
+ * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… }.
+ * Read by index, each outcome built whole (a destructuring with a rest and object spreads were a
+ * sixth of the host's time per charge).
+ */
 export function outcomeOf(reply: readonly string[]): ChargeOutcome {
-  const [kind, , now, a, b, ...rest] = reply;
-  const base = outcomeBase(now, rest);
+  const kind = reply[0];
+  const now = reply[2];
+  const a = reply[3];
+  const b = reply[4];
+  const windows = readings(reply, 5);
+  const redisNow = now === "" || now === undefined ? undefined : Number(now);
+  let outcome: ChargeOutcome;
   switch (kind) {
     case "s":
-      return { ...base, kind: "budget_spent" };
+      outcome = { kind: "budget_spent", windows };
+      break;
     case "x":
-      return { ...base, kind: "conflict", fingerprint: a! };
+      outcome = { kind: "conflict", windows, fingerprint: a! };
+      break;
     case "r":
-      return { ...base, kind: "cap_reached", count: Number(a) };
+      outcome = { kind: "cap_reached", windows, count: Number(a) };
+      break;
     case "c":
-      return b ? { ...base, kind: "charged", replay: a === "1", member: b } : { ...base, kind: "charged", replay: a === "1" };
+      outcome = b ? { kind: "charged", windows, replay: a === "1", member: b } : { kind: "charged", windows, replay: a === "1" };
+      break;
     default:
       throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${reply.join(" ")}`);
   }
+  // set only when Redis's clock decided (an absent `now` is left out, not undefined)
+  if (redisNow !== undefined) (outcome as { now?: number }).now = redisNow;
+  return outcome;
 }

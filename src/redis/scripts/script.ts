@@ -25,10 +25,10 @@ export function strings(reply: unknown, what: string): string[] {
   return reply.map(String);
 }
 
-/** Windows as the scripts reply with them: count_1, resetAt_1, count_2, resetAt_2, … */
-export function readings(flat: readonly string[]): WindowReading[] {
+/** Windows as the scripts reply with them: count_1, resetAt_1, count_2, resetAt_2, … (from part `from`). */
+export function readings(flat: readonly string[], from = 0): WindowReading[] {
   const out: WindowReading[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) out.push({ count: Number(flat[i]), resetAt: Number(flat[i + 1]) });
+  for (let i = from; i + 1 < flat.length; i += 2) out.push({ count: Number(flat[i]), resetAt: Number(flat[i + 1]) });
   return out;
 }
 
