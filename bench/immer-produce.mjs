@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What immer's `produce` costs per change of a snapshot's top level (docs/performance.md, third
 // round): the recipe `evaluate` runs (it returns the new top level whole, every part already frozen),
-// against the same top level frozen by hand. Run: node bench/immer-produce.mjs
+// against the same top level frozen by hand. Run: npm run bench:immer
 //
 // The same five fields each time: seq, at, and the three kinds' bucket levels (frozen arrays of 16).
 import { Immer } from "immer";

@@ -28,7 +28,7 @@ export function tidyCap(now: number): Tidy<CapRecord> {
     for (const day in record.days) {
       if (!Object.hasOwn(record.days, day)) continue;
       any = true;
-      if (now >= record.days[day]!.resetAt) ended = true;
+      if (!(now < record.days[day]!.resetAt)) ended = true; // a day without a readable end is ended too
     }
     if (!ended) return any ? record : undefined;
     const days: Record<string, CapDay> = {};

@@ -29,4 +29,10 @@ describe("tidyCap (DESIGN §7: a daily cap keeps the days that have not ended)",
       { seed: 20_261_123, numRuns: 1_000 },
     );
   });
+
+  it("a day without a readable end (a hand-edited stored snapshot: NaN, missing) counts as ended, as before the look-first change", () => {
+    const broken = { latest: 1, days: { "1": { resetAt: Number.NaN, members: ["m1"] }, "2": { resetAt: 100, members: ["m2"] } } } as CapRecord;
+    expect(tidyCap(50)(broken)).toEqual({ latest: 1, days: { "2": { resetAt: 100, members: ["m2"] } } });
+    expect(tidyCap(50)({ latest: 1, days: { "1": { members: [] } } } as unknown as CapRecord)).toBeUndefined();
+  });
 });

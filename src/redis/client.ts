@@ -252,10 +252,11 @@ export class Link {
       // most calls have one send out: it is waited for as it is, not through a race
       const settled = await within(live.length === 1 ? live[0]! : Promise.race(live), Math.min(this.timeoutMs, giveUp - this.monotonic()));
       if (settled === TIMED_OUT) {
-        timeouts++;
-        if (timeouts > this.retries || this.monotonic() >= giveUp) throw timeout();
+        // Only the monotonic clock says the call has given up: a timer can fire up to a millisecond
+        // early, and a send may still run (and charge) until the deadline it carries.
+        if (this.monotonic() >= giveUp) throw timeout();
         // only a timeout is retried; with no room under maxInFlight, the sends already out are waited for
-        if (weight <= this.room) launch();
+        if (++timeouts <= this.retries && weight <= this.room) launch();
         continue;
       }
       live.splice(live.indexOf(settled.sent), 1);

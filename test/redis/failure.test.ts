@@ -3,6 +3,8 @@ import { Redis } from "ioredis";
 import { createPolicy, type Decision } from "../../src/index.js";
 import { RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { T0, get, key, post } from "../fixtures.js";
+import { Link } from "../../src/redis/client.js";
+import { CHARGE } from "../../src/redis/scripts/charge.js";
 import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
 
 const redis = ioredis();
@@ -53,6 +55,23 @@ describe("DESIGN §12 store failure: a Redis error or timeout answers 503 servic
     expect(call.calls).toBe(3);
     await expect(store.release({ cap: "dispatch", key: "d:4.nl_1", day: 1, member: "m1" }, T0)).rejects.toBeInstanceOf(RedisTimeoutError);
     await expect(store.read([{ key: "b", limit: 1, windowMs: 1000 }], T0)).rejects.toBeInstanceOf(RedisTimeoutError);
+  });
+
+  // From a review: the call gave up when its last timer fired, and Node's timers can fire up to a
+  // millisecond early by the monotonic clock: a send whose deadline had not passed could still run
+  // and charge after its caller was answered 503.
+  it("a call never gives up before timeoutMs × (retries + 1) by the monotonic clock, however early a timer fires (200 calls against a Redis that never answers)", async () => {
+    const link = new Link(hanging, 20, 1, 1_000);
+    const early: number[] = [];
+    await Promise.all(
+      Array.from({ length: 200 }, async () => {
+        const t0 = performance.now();
+        await expect(link.run(CHARGE, "charge", [], [])).rejects.toBeInstanceOf(RedisTimeoutError);
+        const waited = performance.now() - t0;
+        if (waited < 40) early.push(waited);
+      }),
+    );
+    expect(early).toEqual([]);
   });
 
   it("an error reply is not retried (it would only repeat itself)", async () => {
