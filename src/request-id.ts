@@ -2,6 +2,7 @@
  * Request ids (DESIGN §13, §14): `req_<id>`, from the host's id, the policy's generator, or, in the
  * pure API, derived from the inputs so that the same inputs always give the same id.
  */
+import { FNV_BASIS, FNV_BASIS_2, FNV_PRIME, FNV_PRIME_2 } from "./hash.js";
 import type { DescriptorRead } from "./request.js";
 
 /** Every byte as two lowercase hex digits. */
@@ -57,19 +58,15 @@ export function requestIds(generateId: () => string): (given: string | undefined
 let ha = 0;
 let hb = 0;
 
-/** Feeds one character code to both hashes. */
+/** Feeds one character code to both hashes (FNV-1a's step, as `fnv1a` in hash.ts takes it). */
 function feedCode(c: number): void {
-  ha = Math.imul(ha ^ c, 16777619);
-  hb = Math.imul(hb ^ c, 2246822519);
+  ha = Math.imul(ha ^ c, FNV_PRIME);
+  hb = Math.imul(hb ^ c, FNV_PRIME_2);
 }
 
 /** Feeds `text`'s first `length` characters to both hashes. */
 function feed(text: string, length = text.length): void {
-  for (let i = 0; i < length; i++) {
-    const c = text.charCodeAt(i);
-    ha = Math.imul(ha ^ c, 16777619);
-    hb = Math.imul(hb ^ c, 2246822519);
-  }
+  for (let i = 0; i < length; i++) feedCode(text.charCodeAt(i));
 }
 
 /** A descriptor field as the id reads it: a string's first 512 characters, any other value's type. */
@@ -103,8 +100,8 @@ function feedValues(values: readonly string[]): void {
  * text is fed to the hashes piece by piece, never built.
  */
 export function inputId(subject: string, read: DescriptorRead, now: number, seq: number): string {
-  ha = 0x811c9dc5;
-  hb = 0x01000193;
+  ha = FNV_BASIS;
+  hb = FNV_BASIS_2;
   feed(subject);
   feedCode(0);
   feedField(read.method);

@@ -1,8 +1,8 @@
 /**
  * The charge algorithm's transaction over a snapshot: reads the snapshot, records writes, and
  * commits them (with a little pruning) into the next immutable snapshot: the changed buckets are
- * built here (structural sharing, only new objects frozen) and immer's `produce` (our own instance, immer.ts) hands back the new
- * top-level snapshot.
+ * built here (structural sharing, only new objects frozen) and immer's `produce` (the library's own
+ * instance, immer.ts) hands back the new top-level snapshot.
  */
 import { freeze } from "immer";
 import { nextSnapshot } from "./immer.js";
@@ -12,6 +12,9 @@ import { capMembers, changeIn, own, recordIn, usageData, type Buckets, type CapR
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
+
+/** What each kind keeps of a record by a time (prune.ts). */
+const TIDY: Record<Kind, (now: number) => Tidy<any>> = { windows: tidyWindow, caps: tidyCap, keys: tidyKey };
 interface Write {
   readonly kind: Kind;
   readonly key: string;
@@ -88,10 +91,14 @@ export class SnapshotTx implements CounterTx {
     if (this.writes.length === 0) return this.usage as unknown as Usage;
     const seq = this.seq + 1;
     const settled = this.usage.at === undefined ? now : Math.min(now, this.usage.at);
-    const tidy: Record<Kind, Tidy<any>> = { windows: tidyWindow(settled), caps: tidyCap(settled), keys: tidyKey(settled) };
+    // the rule of each kind written, by the settled clock (a read writes windows only: one rule, not three)
+    const tidy: Partial<Record<Kind, Tidy<any>>> = {};
     const next: Partial<Record<Kind, Buckets<any>>> = {};
-    for (const { kind, key, change } of this.writes) next[kind] = changeIn(next[kind] ?? this.usage[kind], key, change, tidy[kind]);
-    for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]);
+    for (const { kind, key, change } of this.writes) {
+      const rule = (tidy[kind] ??= TIDY[kind](settled));
+      next[kind] = changeIn(next[kind] ?? this.usage[kind], key, change, rule);
+    }
+    for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]!);
     // immer hands back the new top level: the recipe returns it whole (cheaper than assigning through
     // the draft, which immer would then copy again), and immer freezes it (its parts are frozen already)
     const base = this.usage;

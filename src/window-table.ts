@@ -62,9 +62,14 @@ export class WindowTable {
     return this.slots.size;
   }
 
+  /** The slot of `key` when it is one of the two remembered. */
+  private remembered(key: string): number | undefined {
+    return key === this.key0 ? this.slot0 : key === this.key1 ? this.slot1 : undefined;
+  }
+
   private slotOf(key: string): number | undefined {
-    if (key === this.key0) return this.slot0;
-    if (key === this.key1) return this.slot1;
+    const known = this.remembered(key);
+    if (known !== undefined) return known;
     const slot = this.slots.get(key);
     if (slot !== undefined) this.remember(key, slot);
     return slot;
@@ -112,7 +117,7 @@ export class WindowTable {
 
   delete(key: string): void {
     // looked up without remembering it: a key on its way out would push a live one from the cache
-    const slot = key === this.key0 ? this.slot0 : key === this.key1 ? this.slot1 : this.slots.get(key);
+    const slot = this.remembered(key) ?? this.slots.get(key);
     if (slot === undefined) return;
     this.slots.delete(key);
     this.release(slot);
