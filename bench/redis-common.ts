@@ -38,3 +38,8 @@ export async function scriptStats(redis: Redis): Promise<{ calls: number; usec: 
   }
   return { calls, usec };
 }
+
+/** Redis's µs per script call between two readings of {@link scriptStats}. */
+export function usecPerCall(before: { calls: number; usec: number }, after: { calls: number; usec: number }): number {
+  return (after.usec - before.usec) / (after.calls - before.calls);
+}

@@ -6,6 +6,7 @@
  * is sent as `CHARGE`), then 64 at a time (batches). Median of 5 rounds; compare runs on one machine.
  */
 import { RedisStore } from "../src/redis/index.js";
+import { CHARGE_BATCH } from "../src/redis/scripts/charge-batch.js";
 import { median } from "./stats.js";
 
 const N = Number(process.env.BENCH_N ?? 100_000);
@@ -17,28 +18,23 @@ const budgets = ["general", "audience"].map((name) => ({ key: `b:7.k.key_1:${nam
 const store = new RedisStore({
   redis: (_command, args) => {
     const sha = args[0];
-    if (sha === BATCH_SHA) return Promise.resolve(["b", String(t), ...Array.from({ length: Number(args[Number(args[1]) + 3]) }, () => charged(2))]);
+    if (sha === CHARGE_BATCH.sha) return Promise.resolve(["b", String(t), ...Array.from({ length: Number(args[Number(args[1]) + 3]) }, () => charged(2))]);
     return Promise.resolve(charged(2));
   },
 });
-const { CHARGE_BATCH } = await import("../src/redis/scripts/charge-batch.js");
-const BATCH_SHA = CHARGE_BATCH.sha;
 
-async function lone(): Promise<number> {
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < N; i++) await store.charge({ id: "x", now: t++, budgets, refused: false });
-  return Number(process.hrtime.bigint() - t0) / N / 1000;
-}
+const charge = () => store.charge({ id: "x", now: t++, budgets, refused: false });
 
-async function together(): Promise<number> {
+/** µs per charge of N charges made `atOnce` at a time. */
+async function perCharge(atOnce: number): Promise<number> {
   const t0 = process.hrtime.bigint();
-  for (let i = 0; i < N; i += 64) await Promise.all(Array.from({ length: 64 }, () => store.charge({ id: "x", now: t++, budgets, refused: false })));
+  for (let i = 0; i < N; i += atOnce) await Promise.all(Array.from({ length: atOnce }, charge));
   return Number(process.hrtime.bigint() - t0) / N / 1000;
 }
 
 const rows: [string, () => Promise<number>, number[]][] = [
-  ["lone charges, one after another (CHARGE each)", lone, []],
-  ["64 at a time (batches of 16)", together, []],
+  ["lone charges, one after another (CHARGE each)", () => perCharge(1), []],
+  ["64 at a time (batches of 16)", () => perCharge(64), []],
 ];
 for (let round = 0; round < 5; round++) for (const [, run, times] of rows) times.push(await run());
 for (const [name, , times] of rows) console.log(`${median(times).toFixed(2).padStart(6)} µs per charge on the host  ${name}   (rounds: ${times.map((x) => x.toFixed(2)).join(", ")})`);

@@ -14,7 +14,7 @@
 import { Redis } from "ioredis";
 import { CHARGE, chargeCall, type ChargeCallInput } from "../src/redis/scripts/charge.js";
 import { batchCall, CHARGE_BATCH } from "../src/redis/scripts/charge-batch.js";
-import { cleanUp, scriptStats } from "./redis-common.js";
+import { cleanUp, scriptStats, usecPerCall } from "./redis-common.js";
 import { median } from "./stats.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -40,6 +40,12 @@ const variants: [string, string, number][] = [
   ["… + the retry memo (HSET, PEXPIRE): CHARGE as by default", source, 60_000],
 ];
 
+/** The race's allowed charge `i` (credential i % 1 000, two budgets), a fresh nonce per call. */
+function chargeInput(i: number, now: number, tag: string, memoTtlMs: number): ChargeCallInput {
+  const budgets = ["general", "audience"].map((b) => ({ key: `b:${i % 1000}:${b}`, limit: 1e9, windowMs: 60_000 }));
+  return { clock: "h", now: now + i, nonce: `${tag}.${i}`, memoTtlMs, refused: false, budgets, idempotency: undefined, cap: undefined, memo: `memo:${tag}`, key: (k) => `${PREFIX}${k}` };
+}
+
 async function perCall(redis: Redis, script: string, memoTtlMs: number, tag: string): Promise<number> {
   const sha = (await redis.script("LOAD", script)) as string;
   const now = Date.now();
@@ -47,14 +53,12 @@ async function perCall(redis: Redis, script: string, memoTtlMs: number, tag: str
   for (let from = 0; from < N; from += 100) {
     const pipeline = redis.pipeline();
     for (let i = from; i < from + 100; i++) {
-      const budgets = ["general", "audience"].map((b) => ({ key: `b:${i % 1000}:${b}`, limit: 1e9, windowMs: 60_000 }));
-      const { keys, args } = chargeCall({ clock: "h", now: now + i, nonce: `${tag}.${i}`, memoTtlMs, refused: false, budgets, idempotency: undefined, cap: undefined, memo: `memo:${tag}`, key: (k) => `${PREFIX}${k}` });
+      const { keys, args } = chargeCall(chargeInput(i, now, tag, memoTtlMs));
       pipeline.evalsha(sha, keys.length, ...keys, ...args);
     }
     for (const [error] of (await pipeline.exec())!) if (error) throw error;
   }
-  const after = await scriptStats(redis);
-  return (after.usec - before.usec) / (after.calls - before.calls);
+  return usecPerCall(before, await scriptStats(redis));
 }
 
 const BATCH = 16;
@@ -66,18 +70,13 @@ async function perBatchedCharge(redis: Redis, plain: boolean, tag: string): Prom
   for (let from = 0; from < N; from += 100 * BATCH) {
     const pipeline = redis.pipeline();
     for (let i = from; i < from + 100 * BATCH; i += BATCH) {
-      const entries = Array.from({ length: BATCH }, (_, j) => {
-        const budgets = ["general", "audience"].map((b) => ({ key: `b:${(i + j) % 1000}:${b}`, limit: 1e9, windowMs: 60_000 }));
-        const input: ChargeCallInput = { clock: "h", now: now + i + j, nonce: `${tag}.${i + j}`, memoTtlMs: 60_000, refused: false, budgets, idempotency: undefined, cap: undefined, memo: `memo:${tag}`, key: (k) => `${PREFIX}${k}` };
-        return { plain, input };
-      });
-      const { keys, args } = batchCall(entries, { clock: "h", memoTtlMs: 60_000 });
+      const inputs = Array.from({ length: BATCH }, (_, j) => chargeInput(i + j, now, tag, 60_000));
+      const { keys, args } = batchCall(inputs, () => plain);
       pipeline.evalsha(CHARGE_BATCH.sha, keys.length, ...keys, ...args);
     }
     for (const [error] of (await pipeline.exec())!) if (error) throw error;
   }
-  const after = await scriptStats(redis);
-  return ((after.usec - before.usec) / (after.calls - before.calls)) / BATCH;
+  return usecPerCall(before, await scriptStats(redis)) / BATCH;
 }
 
 async function main(): Promise<void> {

@@ -35,3 +35,10 @@ export class Session {
 
 export const get = (path: string, extra: Partial<PolicyRequest> = {}): PolicyRequest => ({ method: "GET", path, ...extra });
 export const post = (path: string, extra: Partial<PolicyRequest> = {}): PolicyRequest => ({ method: "POST", path, ...extra });
+
+/**
+ * Changes after which `evaluate`'s sweep (src/prune.ts `sweepSlot`: one more leaf per change, the 256
+ * buckets in turn, a split bucket's leaves one per visit) has visited every leaf of a snapshot whose
+ * buckets split once: 256 × 16 leaves, and one more round of the buckets for the visit in progress.
+ */
+export const SWEEP_ONCE_SPLIT = 256 * 16 + 256;

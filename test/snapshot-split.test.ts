@@ -19,7 +19,7 @@ import { fnv1a } from "../src/hash.js";
 import { LEAF_MAX, changeIn, recordIn, recordsIn, slotOf, usageData, type BucketNode, type Buckets } from "../src/snapshot.js";
 import { budgetKey, capKey, idempotencyScope, subjectOf } from "../src/store-keys.js";
 import { comparableDecision } from "../src/testing/index.js";
-import { T0 } from "./fixtures.js";
+import { SWEEP_ONCE_SPLIT, T0 } from "./fixtures.js";
 
 const N = 6000;
 const WINDOW_MS = 60_000;
@@ -290,11 +290,10 @@ describe("split buckets (snapshot layout of 6f2ef03)", () => {
     // the original snapshot is untouched
     expect(count(final, "windows")).toBe(3 * N);
 
-    // evaluate's sweep: one leaf more per change (the 256 buckets in turn, a split bucket's leaves one
-    // per visit): 256 × 17 reads after the window reach every leaf (these buckets split once) and
-    // leave only the readers' own windows
+    // evaluate's sweep: reads after the window reach every leaf (these buckets split once) and leave
+    // only the readers' own windows
     let usage = final;
-    const readers = 256 * 17;
+    const readers = SWEEP_ONCE_SPLIT;
     const reader = (i: number) => (i * 7) % N;
     for (let i = 0; i < readers; i++) {
       const r = step(usage, { who: reader(i), request: read(), now: later + i });
@@ -303,6 +302,7 @@ describe("split buckets (snapshot layout of 6f2ef03)", () => {
     }
     expect(splitStats(usageData(final).windows).depth, "the buckets split once").toBe(1);
     const left = recordsIn(usageData(usage).windows);
+    expect(left).toHaveLength(2 * readers); // general + audience of each reader
     expect(new Set(left.map(([k]) => k))).toEqual(new Set(Array.from({ length: readers }, (_, i) => ["general", "audience"].map((b) => budgetKey(subjectOf(credentials[reader(i)]!), b))).flat()));
     expectWellPlaced(usageData(usage).windows);
   });

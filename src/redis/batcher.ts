@@ -15,11 +15,11 @@
  */
 import type { ChargeOutcome } from "../store.js";
 import { RedisOverloadError, type Link } from "./client.js";
-import { batchCall, CHARGE_BATCH, decodeBatch, type BatchEntry, type BatchSettings } from "./scripts/charge-batch.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED } from "./scripts/charge.js";
+import { batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
 
 interface Waiting {
-  readonly entry: BatchEntry;
+  readonly input: ChargeCallInput;
   readonly resolve: (outcome: ChargeOutcome) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -35,18 +35,16 @@ export class Batcher {
   /**
    * @param link - the store's link to Redis.
    * @param max - charges per round trip at most (1: each alone).
-   * @param settings - what every charge of this store's batches shares.
    */
   constructor(
     private readonly link: Link,
     private readonly max: number,
-    private readonly settings: BatchSettings,
   ) {}
 
-  /** Queues one charge for the end of this turn: sent alone as `CHARGE`, in a batch by its kind. */
-  charge(entry: BatchEntry): Promise<ChargeOutcome> {
+  /** Queues one charge (what `chargeCall` builds it from) for the end of this turn: sent alone as `CHARGE`, else in a batch. */
+  charge(input: ChargeCallInput): Promise<ChargeOutcome> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ entry, resolve, reject });
+      this.waiting.push({ input, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         defer(() => this.flush());
@@ -68,33 +66,19 @@ export class Batcher {
   private send(batch: readonly Waiting[]): void {
     // a lone charge is CHARGE itself (for one charge, cheaper for Redis than a batch of one)
     if (batch.length === 1) {
-      const { entry, resolve, reject } = batch[0]!;
-      const call = chargeCall(entry.input);
-      this.link.run(CHARGE, "charge", call.keys, call.args, CHARGE_TIMED).then((reply) => resolve(decodeCharge(reply)), reject).catch(reject);
+      const { input, resolve, reject } = batch[0]!;
+      const call = chargeCall(input);
+      this.link.run(CHARGE, "charge", call.keys, call.args, CHARGE_TIMED).then(decodeCharge).then(resolve, reject);
       return;
     }
-    const { keys, args } = batchCall(
-      batch.map((w) => w.entry),
-      this.settings,
-    );
-    this.link.run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length).then(
-      (reply) => {
-        let outcomes: (ChargeOutcome | Error)[];
-        try {
-          outcomes = decodeBatch(reply, batch.length);
-        } catch (error) {
-          for (const w of batch) w.reject(error);
-          return;
-        }
-        batch.forEach((w, j) => {
-          const outcome = outcomes[j]!;
-          if (outcome instanceof Error) w.reject(outcome);
-          else w.resolve(outcome);
-        });
-      },
-      (error: unknown) => {
-        for (const w of batch) w.reject(error);
-      },
-    );
+    const { keys, args } = batchCall(batch.map((w) => w.input));
+    this.link
+      .run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length)
+      .then((reply) => decodeBatch(reply, batch.length))
+      .then(
+        // each charge answers its own caller: its outcome, or the error it met inside the batch
+        (outcomes) => batch.forEach((w, j) => (outcomes[j] instanceof Error ? w.reject(outcomes[j]) : w.resolve(outcomes[j]!))),
+        (error: unknown) => batch.forEach((w) => w.reject(error)),
+      );
   }
 }

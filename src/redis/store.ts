@@ -71,7 +71,7 @@ export class RedisStore implements PolicyStore {
     this.dedupeMs = settings.dedupeMs;
     this.cluster = settings.cluster;
     this.memoTtlMs = settings.retries === 0 ? 0 : 2 * settings.dedupeMs;
-    this.batcher = new Batcher(this.link, settings.batch, { clock: this.clock, memoTtlMs: this.memoTtlMs });
+    this.batcher = new Batcher(this.link, settings.batch);
     this.clusterContext = { link: this.link, instance: this.instance, key: (key, tag) => this.key(key, tag) };
   }
 
@@ -108,9 +108,7 @@ export class RedisStore implements PolicyStore {
     const memo = memoKey(this.instance, Math.floor(request.now / this.dedupeMs));
     if (this.cluster) return chargeOnCluster(this.clusterContext, request, { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo });
     const { now, refused, budgets, idempotency, cap } = request;
-    // neither idempotency key nor cap (most requests): in a batch, the plain path (budgets only)
-    const input = { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey };
-    return this.batcher.charge({ plain: idempotency === undefined && cap === undefined, input });
+    return this.batcher.charge({ clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey });
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */

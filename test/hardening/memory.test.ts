@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, MemoryStore, prune, type Usage } from "../../src/index.js";
 import { recordsIn, slotOf, usageData } from "../../src/snapshot.js";
 import type { ChargeRequest } from "../../src/store.js";
-import { T0, key, post } from "../fixtures.js";
+import { SWEEP_ONCE_SPLIT, T0, key, post } from "../fixtures.js";
 
 const DAY = 86_400_000;
 const roles = { nl_1: "owner" };
@@ -57,11 +57,11 @@ describe("issue 8 defect 4: the pure snapshot's caps scale and forget what has e
     // one request stamped two days ahead forgets nothing of today
     const ahead = evaluate(testSend, { credential: sender(9999), roles, usage, now: T0 + 2 * DAY }).usage;
     expect(recordsIn(usageData(ahead).caps).length).toBeGreaterThanOrEqual(seen);
-    // 256 buckets × 16 leaves + a round of changes two days on, by other senders (so that no change
-    // writes over yesterday's records), reach every leaf (buckets here split once at most): every
-    // record left is live, yesterday's caps and windows are gone
+    // changes two days on, by other senders (so that no change writes over yesterday's records),
+    // reach every leaf (buckets here split once at most): every record left is live, yesterday's caps
+    // and windows are gone
     const start = T0 + 2 * DAY + 10_000;
-    const changes = 256 * 17;
+    const changes = SWEEP_ONCE_SPLIT;
     usage = withTestSends(changes, start, usage, 10_000);
     const end = start + changes;
     const deadCaps = recordsIn(usageData(usage).caps).filter(([, r]) => Object.values(r.days).some((d) => d.resetAt <= end));

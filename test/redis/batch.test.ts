@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type PolicyOptions } from "../../src/index.js";
 import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { CHARGE } from "../../src/redis/scripts/charge.js";
-import { CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
+import { batchCall, CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { T0, key } from "../fixtures.js";
 import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
@@ -180,7 +180,8 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     let store: RedisStore | undefined;
     const late = lateFirstSend(ioredisCall(redis), 150);
     const slowFirst: RedisCall = (command, args) => {
-      peak = Math.max(peak, store!.inFlight);
+      // read once the send is counted (Link counts it after handing it to the client)
+      queueMicrotask(() => (peak = Math.max(peak, store!.inFlight)));
       return late(command, args);
     };
     store = new RedisStore({ redis: slowFirst, prefix: prefix(), maxInFlight: 20, timeoutMs: 50, retries: 1 });
@@ -248,6 +249,20 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
       await sleep(800); // the held first send has run by now, in a new window by Redis's clock
       for (const i of all) expect((await store.read(budgets(i), T0))[0]!.count, `${together} at once, budget ${i}`).toBe(0);
     }
+  });
+
+  it("a batch past its deadline charges nothing: CHARGE_BATCH answers 'e' and leaves every count, plain and full charges alike; the same batch without a deadline charges each once", async () => {
+    const p = prefix();
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: p });
+    const budgets = (i: number) => [{ key: `b:late-batch:${i}`, limit: 5, windowMs: 60_000 }];
+    const cap = { name: "dispatch" as const, key: "d:late-batch", day: 1, limit: 5, resetAt: T0 + 86_400_000, offsetMs: 0 };
+    const inputs = [0, 1, 2].map((i) => ({ clock: "h" as const, nonce: `late${i}`, memoTtlMs: 60_000, memo: "r:late-batch", now: T0, refused: false, budgets: budgets(i), idempotency: undefined, cap: i === 2 ? cap : undefined, key: (k: string) => `${p}${k}` }));
+    const { keys, args } = batchCall(inputs); // charges 0 and 1 plain, 2 full (a cap)
+    const send = (deadline: string) => ioredisCall(redis)("EVAL", [CHARGE_BATCH.source, String(keys.length), ...keys, deadline, ...args.slice(1)]) as Promise<unknown[]>;
+    expect(String((await send("1"))[0]), "a deadline long past (Redis ms)").toBe("e");
+    for (const i of [0, 1, 2]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 0, resetAt: 0 }]);
+    expect(String((await send(""))[0])).toBe("b");
+    for (const i of [0, 1, 2]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
   it("batch must be a whole number from 1 to 1000 (PolicyConfigError naming batch)", () => {

@@ -149,22 +149,6 @@ export const CHARGE_BATCH: Script = {
   sha: "b330eff782c7e9657e7bf2b6d73b0ec8cdb5dacb",
 };
 
-/**
- * One charge of a batch: what its call is built from, and whether it is plain (neither idempotency
- * key nor cap: `plainCall`) or full (`chargeCall`).
- */
-export interface BatchEntry {
-  readonly plain: boolean;
-  readonly input: ChargeCallInput;
-}
-
-/** What every charge of a store's batches shares. */
-export interface BatchSettings {
-  readonly clock: "h" | "r";
-  /** How long a memo hash lives (ms); 0 writes no memo (no retries). */
-  readonly memoTtlMs: number;
-}
-
 /** KEYS and ARGV of a plain charge in a batch (see {@link batchSource}): its memo hash and budgets; now, nonce, limits and windows. */
 export function plainCall(input: Pick<ChargeCallInput, "now" | "nonce" | "budgets" | "memo" | "key">): ScriptCall {
   const { budgets, key } = input;
@@ -177,11 +161,24 @@ export function plainCall(input: Pick<ChargeCallInput, "now" | "nonce" | "budget
   return { keys, args };
 }
 
-/** Encodes KEYS and ARGV of `CHARGE_BATCH` from its charges' own calls. */
-export function batchCall(entries: readonly BatchEntry[], settings: BatchSettings): ScriptCall {
+/** A charge the batch runs itself: one with neither an idempotency key nor a cap. */
+export function isPlain(input: Pick<ChargeCallInput, "idempotency" | "cap">): boolean {
+  return input.idempotency === undefined && input.cap === undefined;
+}
+
+/**
+ * Encodes KEYS and ARGV of `CHARGE_BATCH` from its charges (one store's, at least one: they share the
+ * clock and the memo's lifetime, read from the first).
+ *
+ * @param plainOf - which charges take the plain path (default {@link isPlain}; a bench measures a
+ *   plain charge run as `CHARGE` with `() => false`).
+ */
+export function batchCall(inputs: readonly ChargeCallInput[], plainOf: (input: ChargeCallInput) => boolean = isPlain): ScriptCall {
+  const { clock, memoTtlMs } = inputs[0]!;
   const keys: string[] = [];
-  const args: string[] = ["", String(entries.length), settings.clock, String(settings.memoTtlMs), String(EXPIRY_SLACK_MS)];
-  for (const { plain, input } of entries) {
+  const args: string[] = ["", String(inputs.length), clock, String(memoTtlMs), String(EXPIRY_SLACK_MS)];
+  for (const input of inputs) {
+    const plain = plainOf(input);
     const call = plain ? plainCall(input) : chargeCall(input);
     for (const key of call.keys) keys.push(key);
     args.push(plain ? "p" : "f", String(call.keys.length), String(call.args.length));
