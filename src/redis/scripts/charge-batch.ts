@@ -91,12 +91,12 @@ for j = 1, m do
 end
 -- a memo that cannot be written loses only itself: the replies go back (a memo is for a lost reply;
 -- a memo hash of the wrong type has failed the HMGET above already, before anything was charged)
-for hash, fields in pairs(writes) do pcall(write_memos, hash, fields) end
+for hash, fields in pairs(writes) do pcall(save_memos, hash, fields) end
 return res
 `;
 }
 
-/** A plain charge's run (its memo kept for the end), and the memos' write. */
+/** A plain charge's run (its memo kept for the end, saved with `save_memos`). */
 const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
 -- stops there), the same functions CHARGE runs, and its memo kept for the end
 local function charge_plain(j)
@@ -104,25 +104,20 @@ local function charge_plain(j)
   if found[j] then return replay(found[j]) end
   local now = clock == 'r' and redis_ms or tonumber(now_text)
   local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
-  local head = { 's', rt_text, clock == 'r' and num(now) or '', '', '' }
+  local res
   -- DESIGN §2: a request refused because a budget is spent charges nothing (its reply remembered too)
-  if not read_budgets(plain_budget, n, now, windows) then
+  if read_budgets(plain_budget, n, now, windows) then
+    res = answer('s', '', '', now, n, windows)
+  else
     charge_budgets(plain_budget, n, now, windows)
-    head[1], head[4] = 'c', '0'
+    res = answer('c', '0', '', now, n, windows)
   end
-  local res = budget_reply(head, n, windows)
   if memo_ttl ~= '0' then
     local fields = writes[hash]
     if not fields then fields = {}; writes[hash] = fields end
     fields[#fields + 1], fields[#fields + 2] = nonce, memo_of(res)
   end
   return res
-end
-
--- memos of one hash, which expires as a whole
-local function write_memos(hash, fields)
-  redis.call('HSET', hash, unpack(fields))
-  redis.call('PEXPIRE', hash, memo_ttl, 'NX')
 end`;
 
 /** The plain charges' memo lookups: their nonces, grouped by memo hash, one HMGET per hash. */
@@ -146,7 +141,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "b330eff782c7e9657e7bf2b6d73b0ec8cdb5dacb",
+  sha: "50dfdef26b5698713103ada7411387d02b820107",
 };
 
 /** KEYS and ARGV of a plain charge in a batch (see {@link batchSource}): its memo hash and budgets; now, nonce, limits and windows. */

@@ -29,8 +29,9 @@ local function wire(x)
   return num(x)
 end
 
--- a reply's windows, after its first five parts: count_1, resetAt_1, count_2, resetAt_2, ...
-local function budget_reply(res, n, windows)
+-- a charge's reply: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... }
+local function answer(kind, a, b, now, n, windows)
+  local res = { kind, num(rt), clock == 'r' and num(now) or '', a, b }
   for i = 1, n do res[4 + 2 * i], res[5 + 2 * i] = wire(windows[5 * i - 4]), wire(windows[5 * i - 3]) end
   return res
 end
@@ -91,6 +92,12 @@ local function memo_of(res)
   return table.concat(res, '\\31') .. '\\31'
 end
 
+-- memos of one hash (nonce, memo, nonce, memo, ...); the hash expires as a whole
+local function save_memos(hash, fields)
+  redis.call('HSET', hash, unpack(fields))
+  redis.call('PEXPIRE', hash, memo_ttl, 'NX')
+end
+
 -- a remembered reply, answered again at this Redis time
 local function replay(memo)
   local res = {}
@@ -102,14 +109,13 @@ end
 
 /** `CHARGE`'s own, before the budgets' step: the call's windows and its reply. */
 export const BUDGET_STEPS = `
--- this call's budgets, as read and then as charged (read_budgets): budget i's at windows[5i - 4 .. 5i].
--- One table, not one per value, sized for two budgets (more grow it): each table, and each time one
--- grows, is a cost on every call.
+-- this call's budgets, as read and then as charged (read_budgets): budget i's at windows[5i - 4 .. 5i];
+-- one table sized for two budgets (each table, and each time one grows, is a cost on every call)
 local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
--- { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ..., extra... }
+-- answer's reply, then extra...
 local function reply(kind, a, b, extra)
-  local res = budget_reply({ kind, num(rt), clock == 'r' and num(now) or '', a, b }, n, windows)
+  local res = answer(kind, a, b, now, n, windows)
   if extra then for i = 1, #extra do res[5 + 2 * n + i] = extra[i] end end
   return res
 end
@@ -118,11 +124,7 @@ end
 /** After the budgets' step: the memo of a reply. */
 export const CHARGE_STEP = `
 local function remember(res)
-  if memo_ttl ~= '0' then
-    -- the hash expires as a whole
-    redis.call('HSET', memo_key, nonce, memo_of(res))
-    redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
-  end
+  if memo_ttl ~= '0' then save_memos(memo_key, { nonce, memo_of(res) }) end
   return res
 end
 `;

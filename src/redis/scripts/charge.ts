@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "a03e115a8f66230109372064bbc03dc03dc925cd",
+  sha: "6cd928214a3e47ed058065268834aae890e38994",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -38,7 +38,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "e3b53be7f70221dd969ca7aca1e4144c98570a91",
+  sha: "af9e00f27c0ba25ad44ab323590f79c0349e15be",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */
