@@ -1,6 +1,7 @@
 /**
  * Charges gathered into batches: the charges a store is handed in one turn of the event loop go to
- * Redis together, as one `CHARGE_BATCH` (scripts/charge-batch.ts), or as one `CHARGE` when alone.
+ * Redis together, as one `CHARGE_BATCH` (scripts/charge-batch.ts), or when alone as one `CHARGE_PLAIN`
+ * (neither idempotency key nor cap: scripts/charge-plain.ts) or `CHARGE`.
  *
  * A busy server hands the store many charges per turn (every request whose previous await settled
  * in that turn); each would otherwise be one command: one write and one read on each side, and the
@@ -16,7 +17,8 @@
 import type { ChargeOutcome } from "../store.js";
 import { RedisOverloadError, type Link } from "./client.js";
 import { batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
+import { decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
+import { loneCharge } from "./scripts/charge-plain.js";
 
 interface Waiting {
   readonly input: ChargeCallInput;
@@ -64,11 +66,11 @@ export class Batcher {
   }
 
   private send(batch: readonly Waiting[]): void {
-    // a lone charge is CHARGE itself (for one charge, cheaper for Redis than a batch of one)
+    // a lone charge is CHARGE_PLAIN or CHARGE itself (for one charge, cheaper for Redis than a batch of one)
     if (batch.length === 1) {
       const { input, resolve, reject } = batch[0]!;
-      const call = chargeCall(input);
-      this.link.run(CHARGE, "charge", call.keys, call.args, CHARGE_TIMED).then(decodeCharge).then(resolve, reject);
+      const { script, call, timed } = loneCharge(input);
+      this.link.run(script, "charge", call.keys, call.args, timed).then(decodeCharge).then(resolve, reject);
       return;
     }
     const { keys, args } = batchCall(batch.map((w) => w.input));

@@ -1,13 +1,14 @@
 /**
  * A charge on Redis Cluster (docs/redis.md, "The protocol of a send or schedule"). A request whose
- * keys all sit in the credential's slot is one `CHARGE`, as on a single primary; a send or schedule
- * takes the credential's slot (step 1: budgets, idempotency) and then the newsletter's (step 2: the
- * dispatch cap).
+ * keys all sit in the credential's slot is one `CHARGE` (`CHARGE_PLAIN` with neither idempotency key
+ * nor cap), as on a single primary; a send or schedule takes the credential's slot (step 1: budgets,
+ * idempotency) and then the newsletter's (step 2: the dispatch cap).
  */
 import type { ChargeOutcome, ChargeRequest } from "../store.js";
 import type { Link } from "./client.js";
 import { capSlotTag, credentialTag } from "./key-layout.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
+import { CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
+import { loneCharge } from "./scripts/charge-plain.js";
 import { CLUSTER_COUNTED, countedCall, decodeCounted } from "./scripts/cluster-counted.js";
 import { CLUSTER_STEP1, decodeStep1, type Proceed } from "./scripts/cluster-step1.js";
 import { CLUSTER_STEP2, decodeStep2, step2Call } from "./scripts/cluster-step2.js";
@@ -42,8 +43,11 @@ export async function chargeOnCluster(ctx: ClusterContext, request: ChargeReques
   const member = `${ctx.instance}.${call.nonce}`;
   const key = (storeKey: string) => ctx.key(storeKey, tag);
   const input: ChargeCallInput = { ...call, now: request.now, refused: request.refused, budgets, idempotency, cap, step2Member: twoSteps ? member : undefined, key };
+  if (!twoSteps) {
+    const { script, call: lone, timed } = loneCharge(input);
+    return decodeCharge(await ctx.link.run(script, "charge", lone.keys, lone.args, timed));
+  }
   const { keys, args } = chargeCall(input);
-  if (!twoSteps) return decodeCharge(await ctx.link.run(CHARGE, "charge", keys, args, CHARGE_TIMED));
 
   const first = decodeStep1(await ctx.link.run(CLUSTER_STEP1, "charge (step 1: budgets)", keys, args, CHARGE_TIMED), budgets.length);
   if (first.kind !== "proceed") return first;

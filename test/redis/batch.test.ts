@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type PolicyOptions } from "../../src/index.js";
 import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { CHARGE } from "../../src/redis/scripts/charge.js";
+import { CHARGE_PLAIN, loneCharge } from "../../src/redis/scripts/charge-plain.js";
 import { batchCall, CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { T0, key } from "../fixtures.js";
@@ -100,7 +101,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     }
   });
 
-  it("a lone charge is CHARGE itself, sent at the end of its turn (plain or not: for one charge, CHARGE costs Redis less than a batch of one)", async () => {
+  it("a lone charge is a script of one charge, sent at the end of its turn: CHARGE_PLAIN when plain, else CHARGE (for one charge, either costs Redis less than a batch of one)", async () => {
     const scripts: string[] = [];
     const call = counting((command, args) => {
       scripts.push(args[0]!);
@@ -113,7 +114,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     expect(call.calls).toBe(1);
     const cap = { name: "dispatch" as const, key: "d:4.nl_1", day: 1, limit: 5, resetAt: T0 + 1_000, offsetMs: 0 };
     await expect(store.charge({ id: "y", now: T0, budgets: [{ key: "b:lone", limit: 5, windowMs: 1_000 }], refused: false, cap })).resolves.toMatchObject({ kind: "charged", member: "m1", windows: [{ count: 2 }] });
-    expect(scripts, "CHARGE itself, not a batch of one").toEqual([CHARGE.sha, CHARGE.sha]);
+    expect(scripts, "CHARGE_PLAIN for the plain charge, CHARGE for the one with a cap, not a batch of one").toEqual([CHARGE_PLAIN.sha, CHARGE.sha]);
   });
 
   it("one charge failing in a batch (its budget key holds a string: WRONGTYPE) fails only itself: 503 for it, the others charged", async () => {
@@ -140,7 +141,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     const late = (await slowFirst.original()) as unknown[];
     expect(late[0]).toBe("b");
     expect(late, "the batch's kind, Redis's time and the 10 charges' replies").toHaveLength(12);
-    for (const part of late.slice(2) as string[][]) expect([part[0], part[5]]).toEqual(["c", "1"]);
+    for (const part of late.slice(2) as unknown[][]) expect([part[0], String(part[5])]).toEqual(["c", "1"]);
     for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
@@ -233,7 +234,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
 
   // From a review: a budget-spent answer was not remembered. With Redis's clock deciding, the late
   // first send ran after the window had rolled over and charged a request its caller was told was refused.
-  it("clock redis: a budget-spent answer is remembered, so a late first send run after the window rolled over charges nothing (a lone charge, CHARGE; two in one turn, the batch)", async () => {
+  it("clock redis: a budget-spent answer is remembered, so a late first send run after the window rolled over charges nothing (a lone charge, CHARGE_PLAIN; two in one turn, the batch)", async () => {
     for (const together of [1, 2]) {
       const inner = ioredisCall(redis);
       let sends = 0;
@@ -263,6 +264,25 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     for (const i of [0, 1, 2]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 0, resetAt: 0 }]);
     expect(String((await send(""))[0])).toBe("b");
     for (const i of [0, 1, 2]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+
+  it("a lone charge past its deadline charges nothing: CHARGE_PLAIN (plain) and CHARGE (a cap) answer 'e' and leave every count; the same calls without a deadline charge once", async () => {
+    const p = prefix();
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: p });
+    const budgets = (i: number) => [{ key: `b:late-lone:${i}`, limit: 5, windowMs: 60_000 }];
+    const cap = { name: "dispatch" as const, key: "d:late-lone", day: 1, limit: 5, resetAt: T0 + 86_400_000, offsetMs: 0 };
+    const send = async (i: number, deadline: string) => {
+      const input = { clock: "h" as const, nonce: `late-lone${i}.${deadline}`, memoTtlMs: 60_000, memo: "r:late-lone", now: T0, refused: false, budgets: budgets(i), idempotency: undefined, cap: i === 1 ? cap : undefined, key: (k: string) => `${p}${k}` };
+      const { script, call, timed } = loneCharge(input);
+      expect(script, `charge ${i}`).toBe(i === 1 ? CHARGE : CHARGE_PLAIN);
+      const args = [...call.args];
+      args[timed.deadlineArg] = deadline;
+      return (await ioredisCall(redis)("EVAL", [script.source, String(call.keys.length), ...call.keys, ...args])) as unknown[];
+    };
+    for (const i of [0, 1]) expect(String((await send(i, "1"))[0]), "a deadline long past (Redis ms)").toBe("e");
+    for (const i of [0, 1]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 0, resetAt: 0 }]);
+    for (const i of [0, 1]) expect(String((await send(i, ""))[0])).toBe("c");
+    for (const i of [0, 1]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
   it("batch must be a whole number from 1 to 1000 (PolicyConfigError naming batch)", () => {

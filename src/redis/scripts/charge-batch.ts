@@ -13,8 +13,9 @@
 import type { ChargeOutcome } from "../../store.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./charge.js";
-import { BUDGET_RULES, MEMO } from "./charge-steps.js";
+import { BUDGET_RULES, MEMO, plainSteps } from "./charge-steps.js";
 import { NUM, READ_WINDOW, REDIS_MS, REDIS_TIME } from "./prelude.js";
+import { isPlain, plainCall } from "./charge-plain.js";
 import type { Script, ScriptCall } from "./script.js";
 
 /** `body` as the body of a Lua function: every line indented by two spaces (blank lines stay blank). */
@@ -103,15 +104,7 @@ local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
   if found[j] then return replay(found[j]) end
   local now = clock == 'r' and redis_ms or tonumber(now_text)
-  local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
-  local res
-  -- DESIGN §2: a request refused because a budget is spent charges nothing (its reply remembered too)
-  if read_budgets(plain_budget, n, now, windows) then
-    res = answer('s', '', '', now, n, windows)
-  else
-    charge_budgets(plain_budget, n, now, windows)
-    res = answer('c', '0', '', now, n, windows)
-  end
+${indented(plainSteps("plain_budget"))}
   if memo_ttl ~= '0' then
     local fields = writes[hash]
     if not fields then fields = {}; writes[hash] = fields end
@@ -141,25 +134,8 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "50dfdef26b5698713103ada7411387d02b820107",
+  sha: "dc274346a5a62b55b9879443ba313c38e8aab5d5",
 };
-
-/** KEYS and ARGV of a plain charge in a batch (see {@link batchSource}): its memo hash and budgets; now, nonce, limits and windows. */
-export function plainCall(input: Pick<ChargeCallInput, "now" | "nonce" | "budgets" | "memo" | "key">): ScriptCall {
-  const { budgets, key } = input;
-  const keys = [key(input.memo)];
-  const args = [String(input.now), input.nonce];
-  for (const b of budgets) {
-    keys.push(key(b.key));
-    args.push(String(b.limit), String(b.windowMs));
-  }
-  return { keys, args };
-}
-
-/** A charge the batch runs itself: one with neither an idempotency key nor a cap. */
-export function isPlain(input: Pick<ChargeCallInput, "idempotency" | "cap">): boolean {
-  return input.idempotency === undefined && input.cap === undefined;
-}
 
 /**
  * Encodes KEYS and ARGV of `CHARGE_BATCH` from its charges (one store's, at least one: they share the

@@ -85,11 +85,34 @@ local function charge_budgets(budget, n, now, windows)
 end
 `;
 
-/** A reply as its memo holds it, and a memo answered again (a charge sent twice: the store's retry). */
+/**
+ * A charge with neither idempotency key nor cap (a plain charge): runCharge's budget steps, which is
+ * all of runCharge for it, and its reply in `res`; over the budget accessor named `budget` and the
+ * locals `n` and `now`. `CHARGE_PLAIN` runs it as its main chunk, `CHARGE_BATCH` for each of its plain
+ * charges.
+ */
+export function plainSteps(budget: string): string {
+  return `local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+local res
+-- DESIGN §2: a request refused because a budget is spent charges nothing (its reply remembered too)
+if read_budgets(${budget}, n, now, windows) then
+  res = answer('s', '', '', now, n, windows)
+else
+  charge_budgets(${budget}, n, now, windows)
+  res = answer('c', '0', '', now, n, windows)
+end`;
+}
+
+/**
+ * A reply as its memo holds it, and a memo answered again (a charge sent twice: the store's retry).
+ * Memos are MessagePack (Redis's `cmsgpack`): a whole number stays a Redis integer when replayed,
+ * and nothing is formatted as text (the text memo this replaced spent about a twentieth of a plain
+ * charge's instructions in Redis turning numbers into text, measured with callgrind).
+ */
 export const MEMO = `
--- a reply as its memo remembers it: each part ends with byte 31 (no part holds a control character)
+-- a reply as its memo remembers it: MessagePack keeps each part's type, and formats no number as text
 local function memo_of(res)
-  return table.concat(res, '\\31') .. '\\31'
+  return cmsgpack.pack(res)
 end
 
 -- memos of one hash (nonce, memo, nonce, memo, ...); the hash expires as a whole
@@ -100,8 +123,7 @@ end
 
 -- a remembered reply, answered again at this Redis time
 local function replay(memo)
-  local res = {}
-  for part in string.gmatch(memo, '([^\\31]*)\\31') do res[#res + 1] = part end
+  local res = cmsgpack.unpack(memo)
   res[2] = num(rt)
   return res
 end

@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "6cd928214a3e47ed058065268834aae890e38994",
+  sha: "63f8543ba96b3b4a9b5379a01e3b675360a18212",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

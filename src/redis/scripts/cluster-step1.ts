@@ -38,7 +38,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "af9e00f27c0ba25ad44ab323590f79c0349e15be",
+  sha: "1369091f7f88c0fde420a4787a2f8a8c34a25252",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { indented } from "../../../src/redis/scripts/charge-batch.js";
 import { CHARGE } from "../../../src/redis/scripts/charge.js";
-import { BUDGET_RULES } from "../../../src/redis/scripts/charge-steps.js";
+import { BUDGET_RULES, plainSteps } from "../../../src/redis/scripts/charge-steps.js";
 import { DAY_OF, READ_WINDOW } from "../../../src/redis/scripts/prelude.js";
 import type { Script } from "../../../src/redis/scripts/script.js";
 
@@ -64,6 +64,7 @@ describe("the Redis scripts (src/redis/scripts)", () => {
     const all = await scripts();
     expect([...all.keys()].sort()).toEqual([
       "charge-batch.ts CHARGE_BATCH",
+      "charge-plain.ts CHARGE_PLAIN",
       "charge.ts CHARGE",
       "cluster-counted.ts CLUSTER_COUNTED",
       "cluster-release.ts CLUSTER_RELEASE",
@@ -103,9 +104,9 @@ describe("the Redis scripts (src/redis/scripts)", () => {
   it("each rule is one Lua function shared by the scripts that need it, with a comment naming the TypeScript it mirrors", async () => {
     const all = await scripts();
     const defining = (fn: string) => [...all].filter(([, s]) => s.source.includes(`local function ${fn}(`)).map(([name]) => name).sort();
-    expect(defining("read_window")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
+    expect(defining("read_window")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge-plain.ts CHARGE_PLAIN", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
     expect(defining("day_of")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "reset.ts RESET"]);
-    const charging = ["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1"];
+    const charging = ["charge-batch.ts CHARGE_BATCH", "charge-plain.ts CHARGE_PLAIN", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1"];
     expect(defining("read_budgets")).toEqual(charging);
     expect(defining("charge_budgets")).toEqual(charging);
     const batch = all.get("charge-batch.ts CHARGE_BATCH")!;
@@ -123,8 +124,12 @@ describe("the Redis scripts (src/redis/scripts)", () => {
         expect(script.source).toContain(script === batch ? indented(text) : text);
       }
     }
-    // the batch's plain charges run the budget steps' own text, not a copy of it
+    // the batch's plain charges run the budget steps' own text, not a copy of it, and a plain charge
+    // sent alone (CHARGE_PLAIN) runs the same plain steps as each of the batch's
     expect(batch.source).toContain(`\n${BUDGET_RULES}`);
+    expect(batch.source).toContain(indented(plainSteps("plain_budget")));
+    expect(all.get("charge-plain.ts CHARGE_PLAIN")!.source).toContain(`\n${plainSteps("budget")}\n`);
+    expect(all.get("charge-plain.ts CHARGE_PLAIN")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
     expect(all.get("charge.ts CHARGE")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
     expect(all.get("cluster-step1.ts CLUSTER_STEP1")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
     expect(all.get("release.ts RELEASE")!.source).toContain("-- mirrors runRelease (src/charge.ts)");

@@ -1,0 +1,83 @@
+/**
+ * A lone charge with neither an idempotency key nor a cap (a plain charge: a read, most writes):
+ * `CHARGE_PLAIN`. For such a charge runCharge stops after its budget steps, so the script is those
+ * steps (the same functions `CHARGE` and `CHARGE_BATCH` run, charge-steps.ts) behind a header of six
+ * arguments, instead of `CHARGE`'s sixteen and the closures of the steps a plain charge never takes.
+ * Its reply is `CHARGE`'s, decoded by `decodeCharge`. Redis Cluster sends it too: every key is in the
+ * credential's slot.
+ */
+import type { Timed } from "../client.js";
+import { EXPIRY_SLACK_MS } from "../key-layout.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, FIRST_ARG_TIMED, type ChargeCallInput } from "./charge.js";
+import { BUDGET_RULES, MEMO, plainSteps } from "./charge-steps.js";
+import { NUM, READ_WINDOW, REDIS_MS, REDIS_TIME } from "./prelude.js";
+import type { Script, ScriptCall } from "./script.js";
+
+/**
+ * KEYS: 1 memo hash (this store's, this time slot's), budget_1..budget_n.
+ * ARGV: 1 deadline (Redis ms; '' = none), 2 clock (h|r), 3 memo hash ttl ms ('0': no retries, no
+ *   memo), 4 expiry slack ms, 5 now, 6 this call's nonce, then limit_i, window_i.
+ * Reply: as `CHARGE`'s, of kind s or c; { 'e', Redis time } when the call ran past its deadline and
+ *   did nothing.
+ */
+export const CHARGE_PLAIN: Script = {
+  source: `-- KEYS and ARGV, named (plainChargeCall in scripts/charge-plain.ts builds them)
+local deadline, clock, memo_ttl, slack = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local now_arg, nonce, memo_key, n = ARGV[5], ARGV[6], KEYS[1], #KEYS - 1
+-- budget i (1..n): its key, its window as text (as a window records it) and its limit as text
+local function budget(i)
+  return KEYS[1 + i], ARGV[6 + 2 * i], ARGV[5 + 2 * i]
+end
+${NUM}${REDIS_TIME}${REDIS_MS}
+-- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
+if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+${MEMO}
+-- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
+-- time. With no retries (a memo lifetime of 0) there is no memo to look for.
+local memo = memo_ttl ~= '0' and redis.call('HGET', memo_key, nonce)
+if memo then return replay(memo) end
+local now = clock == 'r' and redis_ms or tonumber(now_arg)
+${READ_WINDOW}${BUDGET_RULES}
+-- mirrors runCharge (src/charge.ts) for a request with neither idempotency key nor cap
+${plainSteps("budget")}
+if memo_ttl ~= '0' then save_memos(memo_key, { nonce, memo_of(res) }) end
+return res
+`,
+  sha: "8b90a7a543cca0e9064446fb649fc831f421ea2f",
+};
+
+/** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */
+export function plainCall(input: Pick<ChargeCallInput, "now" | "nonce" | "budgets" | "memo" | "key">): ScriptCall {
+  const { budgets, key } = input;
+  const keys = [key(input.memo)];
+  const args = [String(input.now), input.nonce];
+  for (const b of budgets) {
+    keys.push(key(b.key));
+    args.push(String(b.limit), String(b.windowMs));
+  }
+  return { keys, args };
+}
+
+/** A plain charge: one with neither an idempotency key nor a cap (`CHARGE_PLAIN` alone, the plain path in a batch). */
+export function isPlain(input: Pick<ChargeCallInput, "idempotency" | "cap">): boolean {
+  return input.idempotency === undefined && input.cap === undefined;
+}
+
+/** Encodes KEYS and ARGV of `CHARGE_PLAIN` (see the script for the layout). */
+export function plainChargeCall(input: ChargeCallInput): ScriptCall {
+  const { keys, args } = plainCall(input);
+  return { keys, args: ["", input.clock, String(input.memoTtlMs), String(EXPIRY_SLACK_MS), ...args] };
+}
+
+/** One charge sent alone: the script, its KEYS and ARGV, and where its deadline goes. */
+export interface LoneCharge {
+  readonly script: Script;
+  readonly call: ScriptCall;
+  readonly timed: Timed;
+}
+
+/** A charge sent alone: `CHARGE_PLAIN` when it is plain, else `CHARGE`. Both replies decode with `decodeCharge`. */
+export function loneCharge(input: ChargeCallInput): LoneCharge {
+  if (isPlain(input)) return { script: CHARGE_PLAIN, call: plainChargeCall(input), timed: FIRST_ARG_TIMED };
+  return { script: CHARGE, call: chargeCall(input), timed: CHARGE_TIMED };
+}
