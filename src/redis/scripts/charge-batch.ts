@@ -13,18 +13,10 @@
 import type { ChargeOutcome } from "../../store.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./charge.js";
-import { BUDGET_RULES, MEMO, plainSteps } from "./charge-steps.js";
-import { NUM, READ_WINDOW, REDIS_MS, REDIS_TIME } from "./prelude.js";
+import { budgetSteps, MEMO } from "./charge-steps.js";
+import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { isPlain, plainCall } from "./charge-plain.js";
-import type { Script, ScriptCall } from "./script.js";
-
-/** `body` as the body of a Lua function: every line indented by two spaces (blank lines stay blank). */
-export function indented(body: string): string {
-  return body
-    .split("\n")
-    .map((line) => (line === "" ? line : `  ${line}`))
-    .join("\n");
-}
+import { indented, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: every charge's KEYS, one charge after another.
@@ -74,9 +66,9 @@ local function charge_one(KEYS, ARGV)
 ${indented(charge)}
 end
 
-${NUM}${REDIS_TIME}${REDIS_MS}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
 local rt_text = num(rt)
-${READ_WINDOW}${BUDGET_RULES}${MEMO}
+${MEMO}
 -- the plain charges' memos, looked up together (one HMGET per memo hash) and written together at the end
 local found, writes = {}, {}
 ${MEMO_LOOKUP}
@@ -99,12 +91,13 @@ return res
 
 /** A plain charge's run (its memo kept for the end, saved with `save_memos`). */
 const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
--- stops there), the same functions CHARGE runs, and its memo kept for the end
+-- stops there), the same text CHARGE runs, and its memo kept for the end
 local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
   if found[j] then return replay(found[j]) end
-  local now = clock == 'r' and redis_ms or tonumber(now_text)
-${indented(plainSteps("plain_budget"))}
+  local now = clock == 'r' and ${REDIS_MS} or tonumber(now_text)
+  local res, spent
+${indented(budgetSteps("plain_budget"))}
   if memo_ttl ~= '0' then
     local fields = writes[hash]
     if not fields then fields = {}; writes[hash] = fields end
@@ -134,7 +127,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "dc274346a5a62b55b9879443ba313c38e8aab5d5",
+  sha: "4c07e45d684416b2873317d079273891432685ee",
 };
 
 /**

@@ -1,7 +1,7 @@
 /**
  * A lone charge with neither an idempotency key nor a cap (a plain charge: a read, most writes):
  * `CHARGE_PLAIN`. For such a charge runCharge stops after its budget steps, so the script is those
- * steps (the same functions `CHARGE` and `CHARGE_BATCH` run, charge-steps.ts) behind a header of six
+ * steps (the text `CHARGE` and `CHARGE_BATCH` run, charge-steps.ts) behind a header of six
  * arguments, instead of `CHARGE`'s sixteen and the closures of the steps a plain charge never takes.
  * Its reply is `CHARGE`'s, decoded by `decodeCharge`. Redis Cluster sends it too: every key is in the
  * credential's slot.
@@ -9,8 +9,8 @@
 import type { Timed } from "../client.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, FIRST_ARG_TIMED, type ChargeCallInput } from "./charge.js";
-import { BUDGET_RULES, MEMO, plainSteps } from "./charge-steps.js";
-import { NUM, READ_WINDOW, REDIS_MS, REDIS_TIME } from "./prelude.js";
+import { BUDGET_STEPS, MEMO } from "./charge-steps.js";
+import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";
 
 /**
@@ -28,7 +28,7 @@ local now_arg, nonce, memo_key, n = ARGV[5], ARGV[6], KEYS[1], #KEYS - 1
 local function budget(i)
   return KEYS[1 + i], ARGV[6 + 2 * i], ARGV[5 + 2 * i]
 end
-${NUM}${REDIS_TIME}${REDIS_MS}
+${NUM}${REDIS_TIME}
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
 if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
 ${MEMO}
@@ -36,14 +36,14 @@ ${MEMO}
 -- time. With no retries (a memo lifetime of 0) there is no memo to look for.
 local memo = memo_ttl ~= '0' and redis.call('HGET', memo_key, nonce)
 if memo then return replay(memo) end
-local now = clock == 'r' and redis_ms or tonumber(now_arg)
-${READ_WINDOW}${BUDGET_RULES}
--- mirrors runCharge (src/charge.ts) for a request with neither idempotency key nor cap
-${plainSteps("budget")}
+local now = clock == 'r' and ${REDIS_MS} or tonumber(now_arg)
+${BUDGET_STEPS}
+-- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
+budget_steps()
 if memo_ttl ~= '0' then save_memos(memo_key, { nonce, memo_of(res) }) end
 return res
 `,
-  sha: "8b90a7a543cca0e9064446fb649fc831f421ea2f",
+  sha: "d44e41e6a8eb4896422432f0207373d932f1930f",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

@@ -1,105 +1,75 @@
 /**
- * The steps of the charge order, as Lua local functions over the call's state: each of `runCharge`'s
- * steps (src/charge.ts) and the helpers they share. Composed into `CHARGE` and `CLUSTER_STEP1` by
- * `chargeSource` (charge.ts), after the header that names KEYS and ARGV (`n`, `budget(i)`,
- * `idem_key`, …) and the prelude (`num`, `rt`, `now`, `read_window`, `day_of`). The budget steps
- * (`BUDGET_RULES`) take the budget accessor, `now` and the windows table as parameters, so that
- * `CHARGE_BATCH` runs its plain charges through the very same functions.
+ * The steps of the charge order over the call's state: each of `runCharge`'s steps (src/charge.ts)
+ * and the helpers they share. Composed into `CHARGE` and `CLUSTER_STEP1` by `chargeSource`
+ * (charge.ts), after the header that names KEYS and ARGV (`n`, `budget(i)`, `idem_key`, …) and the
+ * prelude (`num`, `rt`, `now`, `day_of`). The budget steps (`budgetSteps`) are code run in place over
+ * a budget accessor, so that `CHARGE_PLAIN` and each plain charge of `CHARGE_BATCH` run the very same
+ * text.
  *
  * Redis runs a script's whole chunk on every call, so every `local function` is a new closure per
  * call, each local it captures one more upvalue to link, each table one more object (and each time
  * it grows, one more resize): the steps are in pieces, each defined just before the order first needs
  * it, so that a call which returns early (a deadline, a retry, a spent budget, a request with neither
- * idempotency key nor cap) builds none of the later ones; a budget's key, window and limit are read
- * from KEYS/ARGV by `budget(i)`, not copied into tables; the windows are one table, not one per value;
- * and each text is converted to a number once (`tonumber` is Lua's strtod: a cost per call).
- * Measured with callgrind (instructions per EVALSHA), not guessed.
+ * idempotency key nor cap) builds none of the later ones; the budget steps are one function
+ * (`budget_steps`), not one per step and helper, and none in the batch's plain charges, which run them
+ * in place; a budget's key, window and limit are read
+ * from KEYS/ARGV by `budget(i)`, not copied into tables; and each text is converted to a number once
+ * (`tonumber` is Lua's strtod: a cost per call). Measured with callgrind (instructions per EVALSHA,
+ * `npm run bench:redis:instructions`), not guessed.
  */
+import { OPEN_WINDOW } from "./prelude.js";
+import { indented } from "./script.js";
 
 /**
- * runCharge's two budget steps and the numbers of a reply, over a budget accessor (`budget(i)`:
- * key, window as text, limit as text): `CHARGE` passes its own, and `CHARGE_BATCH` runs its plain
- * charges through the same functions (defined once per batch there, not once per charge).
+ * runCharge's two budget steps (src/charge.ts) and the reply they make, as code run in place (no
+ * function of its own: each is one more closure built per call), over the budget accessor named
+ * `budget` (`budget(i)`: key, window as text, limit as text) and the locals `n` and `now`. It assigns
+ * the caller's locals `res` (the reply: of kind s when a budget is spent, else c with a = '0') and
+ * `spent`. `CHARGE_PLAIN` runs it as its main chunk, `CHARGE_BATCH` in each of its plain charges,
+ * `CHARGE` and `CLUSTER_STEP1` in `budget_steps()`.
  */
-export const BUDGET_RULES = `
--- a number of a reply: a whole one as a Redis integer (nothing to format; the client reads it as it
--- is, and a memo's table.concat writes it exactly below 1e14), any other as text
-local function wire(x)
-  if x == math.floor(x) and x > -1e14 and x < 1e14 then return x end
-  return num(x)
+export function budgetSteps(budget: string): string {
+  return `-- mirrors runCharge's budget steps (src/charge.ts): when a budget is spent nothing is charged (DESIGN §2),
+-- else every budget is. res: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... }
+res, spent = { 's', num(rt), clock == 'r' and num(now) or '', '', '' }, false
+local at = {} -- budget i's stored start and size, at 2i - 1 and 2i
+for i = 1, n do
+  local key, win_text, limit = ${budget}(i)
+  local win = tonumber(win_text)
+  local r = redis.call('HMGET', key, 's', 'c', 'w')
+${indented(OPEN_WINDOW)}
+  res[4 + 2 * i], res[5 + 2 * i], at[2 * i - 1], at[2 * i] = count, reset, start, r[3]
+  if count >= tonumber(limit) then spent = true end
 end
-
--- a charge's reply: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... }
-local function answer(kind, a, b, now, n, windows)
-  local res = { kind, num(rt), clock == 'r' and num(now) or '', a, b }
-  for i = 1, n do res[4 + 2 * i], res[5 + 2 * i] = wire(windows[5 * i - 4]), wire(windows[5 * i - 3]) end
-  return res
-end
-
--- mirrors runCharge's first step (src/charge.ts): every budget's window; true when one is spent. Budget i's
--- count, reset, start, stored size (as text) and window (ms) go to windows[5i - 4 .. 5i].
-local function read_budgets(budget, n, now, windows)
-  local spent = false
+if not spent then
+  res[1], res[4] = 'c', '0'
   for i = 1, n do
-    local key, win_text, limit = budget(i)
-    local win = tonumber(win_text)
-    local count, reset, start, size = read_window(key, win, now)
-    windows[5 * i - 4], windows[5 * i - 3], windows[5 * i - 2], windows[5 * i - 1], windows[5 * i] = count, reset, start, size, win
-    if count >= tonumber(limit) then spent = true end
-  end
-  return spent
-end
-
--- a key lives until what it holds ends (a relative expiry, in the deciding clock), plus the slack
-local function expire_after(key, ends, now)
-  redis.call('PEXPIRE', key, math.max(1, math.ceil(ends - now)) + slack)
-end
-
--- mirrors runCharge's second step (src/charge.ts): charge every budget
-local function charge_budgets(budget, n, now, windows)
-  for i = 1, n do
-    local key, win_text = budget(i)
-    local win, count, reset = windows[5 * i], windows[5 * i - 4], windows[5 * i - 3]
+    local key, win_text = ${budget}(i)
+    local win, count, reset = tonumber(win_text), res[4 + 2 * i], res[5 + 2 * i]
     if count == 0 then
-      -- a window starts at its first charge, and its key expires with it
+      -- a window starts at its first charge, and its key expires with it (plus the slack)
       count, reset = 1, now + win
       redis.call('HSET', key, 's', num(now), 'c', '1', 'w', win_text)
-      expire_after(key, reset, now)
+      redis.call('PEXPIRE', key, math.max(1, math.ceil(reset - now)) + slack)
     else
       -- an open window keeps its start (as runCharge computes it) and its expiry
       local start = reset - win
       count, reset = count + 1, start + win
-      if start == windows[5 * i - 2] then
-        redis.call('HSET', key, 'c', num(count))
-      else
-        redis.call('HSET', key, 's', num(start), 'c', num(count))
-      end
-      if windows[5 * i - 1] ~= win_text then
+      if start == at[2 * i - 1] then redis.call('HSET', key, 'c', num(count))
+      else redis.call('HSET', key, 's', num(start), 'c', num(count)) end
+      if at[2 * i] ~= win_text then
         -- the plan changed the window's size: the window keeps its start and now ends at start + the new size
         redis.call('HSET', key, 'w', win_text)
-        expire_after(key, reset, now)
+        redis.call('PEXPIRE', key, math.max(1, math.ceil(reset - now)) + slack)
       end
     end
-    windows[5 * i - 4], windows[5 * i - 3] = count, reset
+    res[4 + 2 * i], res[5 + 2 * i] = count, reset
   end
 end
-`;
-
-/**
- * A charge with neither idempotency key nor cap (a plain charge): runCharge's budget steps, which is
- * all of runCharge for it, and its reply in `res`; over the budget accessor named `budget` and the
- * locals `n` and `now`. `CHARGE_PLAIN` runs it as its main chunk, `CHARGE_BATCH` for each of its plain
- * charges.
- */
-export function plainSteps(budget: string): string {
-  return `local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
-local res
--- DESIGN §2: a request refused because a budget is spent charges nothing (its reply remembered too)
-if read_budgets(${budget}, n, now, windows) then
-  res = answer('s', '', '', now, n, windows)
-else
-  charge_budgets(${budget}, n, now, windows)
-  res = answer('c', '0', '', now, n, windows)
+-- a whole number goes back as a Redis integer (nothing to format), any other as text
+for i = 6, 5 + 2 * n do
+  local x = res[i]
+  if x % 1 ~= 0 or x <= -1e14 or x >= 1e14 then res[i] = num(x) end
 end`;
 }
 
@@ -129,15 +99,23 @@ local function replay(memo)
 end
 `;
 
-/** `CHARGE`'s own, before the budgets' step: the call's windows and its reply. */
+/**
+ * The budget steps as one function, `budget_steps()`, over the accessor `budget` (one closure: the
+ * steps inside it are run in place), with the locals it sets: `CHARGE_PLAIN`'s and `CHARGE`'s.
+ */
 export const BUDGET_STEPS = `
--- this call's budgets, as read and then as charged (read_budgets): budget i's at windows[5i - 4 .. 5i];
--- one table sized for two budgets (each table, and each time one grows, is a cost on every call)
-local windows = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+-- this call's reply as the budget steps made it, and whether a budget was spent
+local res, spent
+local function budget_steps()
+${indented(budgetSteps("budget"))}
+end
+`;
 
--- answer's reply, then extra...
+/** `CHARGE`'s own, after the budget steps: its replies of every kind. */
+export const REPLY = `
+-- the reply: kind, a and b over the budget steps' own, then extra...
 local function reply(kind, a, b, extra)
-  local res = answer(kind, a, b, now, n, windows)
+  res[1], res[4], res[5] = kind, a, b
   if extra then for i = 1, #extra do res[5 + 2 * n + i] = extra[i] end end
   return res
 end
@@ -153,6 +131,11 @@ end
 
 /** For a call with an idempotency key or a cap only: the record and the cap's day. */
 export const RECORD_STEPS = `
+-- a key lives until what it holds ends (a relative expiry, in the deciding clock), plus the slack
+local function expire_after(key, ends, now)
+  redis.call('PEXPIRE', key, math.max(1, math.ceil(ends - now)) + slack)
+end
+
 -- the idempotency record while it lives (runCharge's live), or nil
 local live
 local function live_record()

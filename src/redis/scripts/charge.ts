@@ -12,8 +12,8 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest } from "../../store.js";
 import type { Timed } from "../client.js";
 import { CAP_GRACE_MS, EXPIRY_SLACK_MS, indexKey, SEQ_KEY, SEQ_TTL_MS } from "../key-layout.js";
-import { BUDGET_RULES, BUDGET_STEPS, CHARGE_STEP, MEMO, RECORD_STEPS, TODAY } from "./charge-steps.js";
-import { DAY_OF, NOW, READ_WINDOW } from "./prelude.js";
+import { BUDGET_STEPS, CHARGE_STEP, MEMO, RECORD_STEPS, REPLY, TODAY } from "./charge-steps.js";
+import { DAY_OF, NOW } from "./prelude.js";
 import { readings, strings, type Script, type ScriptCall } from "./script.js";
 
 /**
@@ -48,7 +48,7 @@ ${own}`;
  * @param takeCap - Lua defining `local function take_cap()`, run when the request has a daily cap.
  */
 export function chargeSource(own: string, takeCap: string): string {
-  return `${header(own)}${NOW}${READ_WINDOW}${BUDGET_RULES}${MEMO}${BUDGET_STEPS}
+  return `${header(own)}${NOW}${MEMO}${BUDGET_STEPS}${REPLY}
 -- mirrors runCharge (src/charge.ts): the same order and rules (budgets → idempotency → daily cap, all
 -- or nothing), held to it by the differential tests; take_cap is the script's own.
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
@@ -58,12 +58,12 @@ if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
 local memo = redis.call('HGET', memo_key, nonce)
 if memo then return replay(memo) end
 ${CHARGE_STEP}
--- DESIGN §2: a request refused because a budget is spent charges nothing (remembered, as every reply)
-if read_budgets(budget, n, now, windows) then return remember(reply('s', '', '')) end
-charge_budgets(budget, n, now, windows)
-if refused then return remember(reply('c', '0', '')) end
+-- DESIGN §2: a request refused because a budget is spent charges nothing (remembered, as every reply);
+-- one refused by the plan is charged (runCharge), and answered as charged
+budget_steps()
+if spent or refused then return remember(res) end
 -- neither idempotency key nor cap: charged (what follows is defined only for the calls that need it)
-if not idem_key and cap_limit == '' then return remember(reply('c', '0', '')) end
+if not idem_key and cap_limit == '' then return remember(res) end
 ${RECORD_STEPS}${DAY_OF}${TODAY}${takeCap}
 if idem_key then
   live = live_record()
@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "63f8543ba96b3b4a9b5379a01e3b675360a18212",
+  sha: "45304ddf84ebe6efc4ffc95ed286c1297bafd966",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

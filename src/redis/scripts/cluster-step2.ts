@@ -47,7 +47,7 @@ redis.call('PEXPIRE', set, set_ttl)
 redis.call('SET', cap_key .. ':day', day, 'PX', set_ttl)
 return done('c', '1')
 `,
-  sha: "23687cddf7b0a4a4692940fe2b0aa16b835f7511",
+  sha: "2d7433ec66ac9d12a387ff0fde5b0f8443fa8b41",
 };
 
 

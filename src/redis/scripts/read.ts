@@ -1,7 +1,7 @@
 /** The read script: budgets' windows without charging, for `GET /rate-limit` (`policy.status`). */
 import type { BudgetCharge, WindowReading } from "../../store.js";
-import { NOW, READ_WINDOW } from "./prelude.js";
-import { readings, strings, type Script, type ScriptCall } from "./script.js";
+import { NOW, OPEN_WINDOW } from "./prelude.js";
+import { indented, readings, strings, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: budget_1..budget_n. ARGV: 1 clock, 2 now, then window_i.
@@ -14,20 +14,21 @@ export const READ: Script = {
 local clock, now_arg = ARGV[1], ARGV[2]
 local wins = {}
 for i = 1, #KEYS do wins[i] = tonumber(ARGV[2 + i]) end
-${NOW}${READ_WINDOW}
+${NOW}
 local shift = tonumber(now_arg) - now
 local res = {}
 for i = 1, #KEYS do
-  local count, reset_at, start = read_window(KEYS[i], wins[i], now)
+  local r, win = redis.call('HMGET', KEYS[i], 's', 'c', 'w'), wins[i]
+${indented(OPEN_WINDOW)}
   if start == nil then
     res[2 * i - 1], res[2 * i] = '0', '0'
   else
-    res[2 * i - 1], res[2 * i] = num(count), num(reset_at + shift)
+    res[2 * i - 1], res[2 * i] = num(count), num(reset + shift)
   end
 end
 return res
 `,
-  sha: "700dc540f58a2de67cc4fe03316e6122a15b603c",
+  sha: "52ce50ef1210dc3cca991c4ce4327ce262d4d34c",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */

@@ -27,7 +27,7 @@ if record then
 end
 return removed
 `,
-  sha: "6ad25a3c42a52ffc10e550c746cbef3de1511bfe",
+  sha: "e936f87bf787abb8cd20f1c843d331e45a292aa0",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */

@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "07e4c04ecc84a1bbc5f391c8064c62f30054208d",
+  sha: "a188803a7ff09ec2779b7c870279587bbb9a9d13",
 };
 
 /**

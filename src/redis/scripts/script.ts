@@ -19,6 +19,14 @@ export interface ScriptCall {
   readonly args: string[];
 }
 
+/** `body` as the body of a Lua block: every line indented by two spaces (blank lines stay blank). */
+export function indented(body: string): string {
+  return body
+    .split("\n")
+    .map((line) => (line === "" ? line : `  ${line}`))
+    .join("\n");
+}
+
 /** A reply that must be an array, as strings. */
 export function strings(reply: unknown, what: string): string[] {
   if (!Array.isArray(reply)) throw new Error(`newsletter-policy/redis: unexpected reply to ${what}: ${String(reply)}`);

@@ -8,10 +8,10 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { indented } from "../../../src/redis/scripts/charge-batch.js";
+import { indented } from "../../../src/redis/scripts/script.js";
 import { CHARGE } from "../../../src/redis/scripts/charge.js";
-import { BUDGET_RULES, plainSteps } from "../../../src/redis/scripts/charge-steps.js";
-import { DAY_OF, READ_WINDOW } from "../../../src/redis/scripts/prelude.js";
+import { budgetSteps } from "../../../src/redis/scripts/charge-steps.js";
+import { DAY_OF, OPEN_WINDOW } from "../../../src/redis/scripts/prelude.js";
 import type { Script } from "../../../src/redis/scripts/script.js";
 
 const root = new URL("../../../", import.meta.url).pathname;
@@ -101,37 +101,33 @@ describe("the Redis scripts (src/redis/scripts)", () => {
     }
   });
 
-  it("each rule is one Lua function shared by the scripts that need it, with a comment naming the TypeScript it mirrors", async () => {
+  it("each rule is written once and shared by the scripts that need it (a Lua function, or a text run in place), with a comment naming the TypeScript it mirrors", async () => {
     const all = await scripts();
     const defining = (fn: string) => [...all].filter(([, s]) => s.source.includes(`local function ${fn}(`)).map(([name]) => name).sort();
-    expect(defining("read_window")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge-plain.ts CHARGE_PLAIN", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "read.ts READ"]);
     expect(defining("day_of")).toEqual(["charge-batch.ts CHARGE_BATCH", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1", "reset.ts RESET"]);
-    const charging = ["charge-batch.ts CHARGE_BATCH", "charge-plain.ts CHARGE_PLAIN", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1"];
-    expect(defining("read_budgets")).toEqual(charging);
-    expect(defining("charge_budgets")).toEqual(charging);
-    const batch = all.get("charge-batch.ts CHARGE_BATCH")!;
-    const rules = [
-      ["read_window", "readWindow (src/charge.ts)", READ_WINDOW],
-      ["day_of", "dayOf (src/calendar.ts)", DAY_OF],
-      ["read_budgets", "runCharge's first step (src/charge.ts)", BUDGET_RULES],
-      ["charge_budgets", "runCharge's second step (src/charge.ts)", BUDGET_RULES],
-    ] as const;
-    for (const [, script] of all) {
-      for (const [fn, mirrors, text] of rules) {
-        // the same text wherever it is used: written once (composed into the batch's CHARGE indented)
-        if (!script.source.includes(`local function ${fn}(`)) continue;
-        expect(script.source).toContain(`-- mirrors ${mirrors}`);
-        expect(script.source).toContain(script === batch ? indented(text) : text);
-      }
+    // a text is indented as deep as where it runs (the batch composes CHARGE in): compared line by line without indent
+    const flat = (text: string) => text.split("\n").map((line) => line.trim()).join("\n");
+    for (const [name, script] of all) {
+      if (script.source.includes("local function day_of(")) expect(flat(script.source), name).toContain(flat(DAY_OF));
     }
-    // the batch's plain charges run the budget steps' own text, not a copy of it, and a plain charge
-    // sent alone (CHARGE_PLAIN) runs the same plain steps as each of the batch's
-    expect(batch.source).toContain(`\n${BUDGET_RULES}`);
-    expect(batch.source).toContain(indented(plainSteps("plain_budget")));
-    expect(all.get("charge-plain.ts CHARGE_PLAIN")!.source).toContain(`\n${plainSteps("budget")}\n`);
-    expect(all.get("charge-plain.ts CHARGE_PLAIN")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
+    expect(DAY_OF).toContain("-- mirrors dayOf (src/calendar.ts)");
+    const holding = (text: string) => [...all].filter(([, s]) => flat(s.source).includes(flat(text))).map(([name]) => name).sort();
+    const charging = ["charge-batch.ts CHARGE_BATCH", "charge-plain.ts CHARGE_PLAIN", "charge.ts CHARGE", "cluster-step1.ts CLUSTER_STEP1"];
+    expect(holding(OPEN_WINDOW)).toEqual([...charging, "read.ts READ"]);
+    expect(holding(budgetSteps("budget"))).toEqual(charging); // the batch's through CHARGE composed in
+    expect(holding(budgetSteps("plain_budget"))).toEqual(["charge-batch.ts CHARGE_BATCH"]);
+    // readWindow's test of a window is nowhere but in that text: no script has its own copy
+    const windowTest = "now < s + win and (w == nil or now < s + w)";
+    expect(OPEN_WINDOW).toContain(windowTest);
+    for (const [name, script] of all) {
+      const copies = script.source.split(windowTest).length - 1;
+      expect(copies, name).toBe(flat(script.source).split(flat(OPEN_WINDOW)).length - 1);
+    }
+    for (const name of [...charging, "read.ts READ"]) expect(all.get(name)!.source).toContain("-- mirrors readWindow (src/charge.ts)");
+    for (const name of charging) expect(all.get(name)!.source).toContain("-- mirrors runCharge's budget steps (src/charge.ts)");
     expect(all.get("charge.ts CHARGE")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
     expect(all.get("cluster-step1.ts CLUSTER_STEP1")!.source).toContain("-- mirrors runCharge (src/charge.ts)");
+    expect(all.get("charge-plain.ts CHARGE_PLAIN")!.source).toContain("-- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap");
     expect(all.get("release.ts RELEASE")!.source).toContain("-- mirrors runRelease (src/charge.ts)");
   });
 
