@@ -7,34 +7,22 @@ import { dayOf } from "./calendar.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
-import { budgetKey, capKey, idempotencyKey, idempotencyScope } from "./store-keys.js";
+import { budgetKey, capKey, idempotencyKey, idempotencyScope, subjectKeys } from "./store-keys.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest } from "./store.js";
-import { Recent } from "./recent.js";
 import type { ReleaseTicket } from "./types.js";
 
-/**
- * Recent credentials' budget charges, so that a hot credential's keys are built (and hashed by the
- * store's Map) once, not on every request: per subject, the charges of the last few budget lists it
- * was charged with (one per operation shape of each config). Bounded (see `Recent`); a list is
- * looked up by identity, and the lists are the compiled config's.
- */
-interface RecentCharges {
-  readonly lists: (readonly BudgetSpec[])[];
-  readonly charges: (readonly BudgetCharge[])[];
-}
-const recent = new Recent<RecentCharges>(4096);
+/** Budget lists remembered per subject (store-keys.ts `SubjectKeys`); past this the list starts again. */
 const LISTS_MAX = 16;
 
-/** The budgets of a request as the store sees them. */
+/**
+ * The budgets of a request as the store sees them. A hot credential's keys are built (and hashed
+ * by the store's Map) once, not on every request: kept with its subject (`subjectOf`), bounded.
+ */
 export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): readonly BudgetCharge[] {
-  const entry = recent.get(subject);
-  const at = entry === undefined ? -1 : entry.lists.indexOf(budgets);
-  if (at >= 0) return entry!.charges[at]!;
+  const entry = subjectKeys(subject);
+  const at = entry.lists.indexOf(budgets);
+  if (at >= 0) return entry.charges[at]!;
   const charges = Object.freeze(budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 })));
-  if (entry === undefined) {
-    recent.add(subject, { lists: [budgets], charges: [charges] });
-    return charges;
-  }
   if (entry.lists.length >= LISTS_MAX) {
     entry.lists.length = 0;
     entry.charges.length = 0;

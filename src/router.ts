@@ -6,8 +6,11 @@ import { PolicyConfigError } from "./errors.js";
 import type { CompiledOperation, OperationEntry } from "./operations.js";
 import type { NormalRequest } from "./request.js";
 
-/** `METHOD segmentCount` → the operations of that shape, more literal segments first. */
-export type RouteTable = ReadonlyMap<string, readonly CompiledOperation[]>;
+/**
+ * Method → segment count → the operations of that shape, more literal segments first. Looked up by
+ * the method and the count as they are: no key string is built per request.
+ */
+export type RouteTable = ReadonlyMap<string, readonly (readonly CompiledOperation[] | undefined)[]>;
 
 /**
  * Builds the route table. Two operations may not share an id or match the same requests.
@@ -16,27 +19,32 @@ export type RouteTable = ReadonlyMap<string, readonly CompiledOperation[]>;
  * @param entries - where each came from, for errors (same order).
  */
 export function buildRoutes(operations: readonly CompiledOperation[], entries: readonly OperationEntry[]): RouteTable {
-  const routes = new Map<string, CompiledOperation[]>();
+  const routes = new Map<string, (CompiledOperation[] | undefined)[]>();
   const ids = new Set<string>();
   operations.forEach((op, i) => {
     const field = entries[i]!.field;
     if (ids.has(op.id)) throw new PolicyConfigError(`${field}.id`, `repeats the id "${op.id}"`);
     ids.add(op.id);
-    const bucket = `${op.spec.method} ${op.segments.length}`;
-    const list = routes.get(bucket) ?? [];
+    let byCount = routes.get(op.spec.method);
+    if (byCount === undefined) routes.set(op.spec.method, (byCount = []));
+    const list = (byCount[op.segments.length] ??= []);
     const clash = list.find((other) => other.segments.every((s, j) => s === op.segments[j]));
     if (clash) throw new PolicyConfigError(`${field}.path`, `matches the same requests as "${clash.id}"`);
     // Literal segments win over parameters: more literals first.
     list.push(op);
     list.sort((a, b) => b.segments.filter((s) => s !== null).length - a.segments.filter((s) => s !== null).length);
-    routes.set(bucket, list);
   });
+  // holes become undefined, so every lookup reads a packed array
+  for (const [method, byCount] of routes) routes.set(method, Array.from(byCount));
   return routes;
 }
 
 /** The operation a request names, or undefined (DESIGN §11: unknown operations fail closed). */
 export function route(routes: RouteTable, request: Pick<NormalRequest, "method" | "segments">): CompiledOperation | undefined {
-  const candidates = routes.get(`${request.method} ${request.segments.length}`);
+  const byCount = routes.get(request.method);
+  const count = request.segments.length;
+  if (byCount === undefined || count >= byCount.length) return undefined;
+  const candidates = byCount[count];
   if (candidates === undefined) return undefined;
   outer: for (const op of candidates) {
     for (let i = 0; i < op.segments.length; i++) {
@@ -50,7 +58,7 @@ export function route(routes: RouteTable, request: Pick<NormalRequest, "method" 
 
 /** The same table over other compiled operations (e.g. with other budget sizes, see limits.ts). */
 export function remapRoutes(routes: RouteTable, replace: (op: CompiledOperation) => CompiledOperation): RouteTable {
-  const next = new Map<string, readonly CompiledOperation[]>();
-  for (const [shape, list] of routes) next.set(shape, Object.freeze(list.map(replace)));
+  const next = new Map<string, readonly (readonly CompiledOperation[] | undefined)[]>();
+  for (const [method, byCount] of routes) next.set(method, byCount.map((list) => (list === undefined ? undefined : Object.freeze(list.map(replace)))));
   return next;
 }

@@ -2,7 +2,9 @@
  * How store keys are spelled. Every id is length-prefixed, so that no two (credential, name) pairs
  * can ever spell the same key, whatever characters the ids hold.
  */
+import type { BudgetSpec } from "./config-types.js";
 import { Recent } from "./recent.js";
+import type { BudgetCharge } from "./store.js";
 import type { CapName, Credential } from "./types.js";
 
 // Keys are joined, not concatenated: `join` makes one flat string, where `+` and templates make a
@@ -11,8 +13,24 @@ function scoped(kind: string, id: string): string {
   return [kind, ":", id.length, ".", id].join("");
 }
 
-/** Recent subjects by credential id, one cache per kind: the same string each time, so its hash is computed once. */
-const recentSubjects = { k: new Recent<string>(4096), o: new Recent<string>(4096) };
+/**
+ * One subject and the budget charges built for it (charge-request.ts `budgetCharges`): per budget
+ * list it was charged with (one per operation shape of each config, looked up by identity, the
+ * lists being the compiled config's), the store's keys and limits, built once.
+ */
+export class SubjectKeys {
+  readonly lists: (readonly BudgetSpec[])[] = [];
+  readonly charges: (readonly BudgetCharge[])[] = [];
+  constructor(readonly subject: string) {}
+}
+
+/**
+ * Recent subjects by credential id, one cache per kind: the same string each time (its hash is
+ * computed once) and the same charges, found with one lookup per request.
+ */
+const recentSubjects = { k: new Recent<SubjectKeys>(4096), o: new Recent<SubjectKeys>(4096) };
+/** The entry the last `subjectOf` found or built: `subjectKeys` of the same subject follows it. */
+let last: SubjectKeys | undefined;
 
 /**
  * Whose counters: spec §5.1 and §8.3 count budgets per API key or per OAuth authorisation, so an
@@ -22,12 +40,21 @@ export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
   const kind = credential.kind === "oauth" ? "o" : "k";
   const id = credential.id;
   const recent = recentSubjects[kind];
-  let subject = recent.get(id);
-  if (subject === undefined) {
-    subject = [kind, ".", id].join("");
-    recent.add(id, subject);
+  let entry = recent.get(id);
+  if (entry === undefined) {
+    entry = new SubjectKeys([kind, ".", id].join(""));
+    recent.add(id, entry);
   }
-  return subject;
+  last = entry;
+  return entry.subject;
+}
+
+/**
+ * The cached keys of `subject`: the entry of the last `subjectOf` when it names the same subject
+ * (compared by value, so any other subject gets an entry of its own), else a new, unkept one.
+ */
+export function subjectKeys(subject: string): SubjectKeys {
+  return last !== undefined && last.subject === subject ? last : new SubjectKeys(subject);
 }
 
 /** The store key of one credential's budget. */
