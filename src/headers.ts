@@ -11,9 +11,17 @@ const HOUR_MS = 3_600_000;
 
 /** A budget's figures after this request (DESIGN §4: an unused budget shows its size and whole window). */
 export function figures(budget: BudgetSpec, reading: WindowReading, now: number): BudgetFigures {
-  const remaining = Math.max(0, budget.limit - reading.count);
-  const reset = reading.resetAt > now ? Math.max(1, Math.ceil((reading.resetAt - now) / 1000)) : budget.window;
-  return { limit: budget.limit, remaining, reset };
+  return { limit: budget.limit, remaining: remainingOf(budget, reading), reset: resetOf(budget, reading, now) };
+}
+
+/** Requests left in the window after this one. */
+function remainingOf(budget: BudgetSpec, reading: WindowReading): number {
+  return Math.max(0, budget.limit - reading.count);
+}
+
+/** Whole seconds until the window resets (at least 1); a budget with no open window shows its whole window. */
+function resetOf(budget: BudgetSpec, reading: WindowReading, now: number): number {
+  return reading.resetAt > now ? Math.max(1, Math.ceil((reading.resetAt - now) / 1000)) : budget.window;
 }
 
 /**
@@ -21,16 +29,25 @@ export function figures(budget: BudgetSpec, reading: WindowReading, now: number)
  * requests remaining; ties go to the longer reset, then to policy order (DESIGN §5).
  */
 export function rateLimitHeaders(plan: Pick<Plan, "budgets" | "policyHeader">, windows: readonly WindowReading[], now: number): Record<string, string> {
-  let best: BudgetFigures | undefined;
+  // each budget's figures compared as numbers: no object per budget
+  let limit = 0;
+  let remaining = Infinity;
+  let reset = 0;
   for (let i = 0; i < plan.budgets.length; i++) {
-    const f = figures(plan.budgets[i]!, windows[i]!, now);
-    if (best === undefined || f.remaining < best.remaining || (f.remaining === best.remaining && f.reset > best.reset)) best = f;
+    const budget = plan.budgets[i]!;
+    const left = remainingOf(budget, windows[i]!);
+    const wait = resetOf(budget, windows[i]!, now);
+    if (i === 0 || left < remaining || (left === remaining && wait > reset)) {
+      limit = budget.limit;
+      remaining = left;
+      reset = wait;
+    }
   }
   return {
     "RateLimit-Policy": plan.policyHeader,
-    "RateLimit-Limit": String(best!.limit),
-    "RateLimit-Remaining": String(best!.remaining),
-    "RateLimit-Reset": String(best!.reset),
+    "RateLimit-Limit": String(limit),
+    "RateLimit-Remaining": String(remaining),
+    "RateLimit-Reset": String(reset),
   };
 }
 

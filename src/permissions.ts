@@ -77,8 +77,15 @@ export function grantedLevel(grants: Grants | undefined, family: Family): Level 
 
 /** Spec §5.7: read-only = holds no `write` in any family on that newsletter, after the cap. */
 export function isReadOnly(levels: Effective): boolean {
-  for (const family of FAMILIES) if (levels[family] === "write") return false;
-  return true;
+  // the six families by name (a loop over FAMILIES read each by a keyed load)
+  return (
+    levels.content !== "write" &&
+    levels.audience !== "write" &&
+    levels.sending !== "write" &&
+    levels.insights !== "write" &&
+    levels.settings !== "write" &&
+    levels.webhooks !== "write"
+  );
 }
 
 /** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */

@@ -39,8 +39,22 @@ export interface Plan {
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-// A positive whole number a JS integer holds exactly (15 digits); the spec sets no maximum (§8).
-const LIMIT = /^0*[1-9][0-9]{0,14}$/;
+/**
+ * A positive whole number a JS integer holds exactly: leading zeros, then 1 to 15 digits, the first
+ * not 0 (`/^0*[1-9][0-9]{0,14}$/`, read by hand: a regular expression run was 1.5 % of a check).
+ * The spec sets no maximum (§8).
+ */
+export function isLimit(text: string): boolean {
+  let i = 0;
+  while (i < text.length && text.charCodeAt(i) === 48) i++;
+  const digits = text.length - i;
+  if (digits < 1 || digits > 15) return false;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
 
 function roleOf(roles: Roles, newsletter: string): unknown {
   if (typeof roles === "function") return roles(newsletter);
@@ -51,7 +65,7 @@ function roleOf(roles: Roles, newsletter: string): unknown {
 function checkInput(op: CompiledOperation, request: NormalRequest): Refusal | undefined {
   if (op.spec.paginated && request.query.has("limit")) {
     const values = request.query.get("limit")!;
-    if (values.length !== 1 || !LIMIT.test(values[0]!)) return invalid("limit", "must be one positive whole number");
+    if (values.length !== 1 || !isLimit(values[0]!)) return invalid("limit", "must be one positive whole number");
   }
   const expand = queryValues(request.query, "expand");
   const unknown = expand.find((p) => !op.expandPaths.includes(p));
