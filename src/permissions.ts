@@ -91,6 +91,12 @@ export function isReadOnly(levels: Effective): boolean {
 /** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */
 export function heldPermissions(levels: Effective): string[] {
   const held: string[] = [];
-  for (const family of FAMILIES) if (levels[family] !== "none") held.push(`${family}: ${levels[family]}`);
+  for (const family of FAMILIES) {
+    const level = levels[family];
+    if (level !== "none") held.push(HELD[family][level]);
+  }
   return held;
 }
+
+/** `<family>: <level>` of every family and granted level, written once. */
+const HELD = Object.fromEntries(FAMILIES.map((f) => [f, { read: `${f}: read`, write: `${f}: write` }])) as Record<Family, Record<GrantedLevel, Requirement>>;

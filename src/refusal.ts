@@ -38,17 +38,20 @@ export interface ScopeFacts {
 
 /** spec §7: a 403 `insufficient_scope`. */
 export function insufficientScope({ specCase, needed, message, held, param, allowedValues }: ScopeFacts): Refusal {
-  return {
-    check: "permission",
-    status: 403,
-    code: "insufficient_scope",
-    message,
-    ...(param === undefined ? {} : { param }),
-    // spec §7: allowed_values is left out when there is nothing the credential may send
-    ...(allowedValues === undefined || allowedValues.length === 0 ? {} : { allowedValues }),
-    reason: { rule: "insufficient_scope", case: specCase, needed, held, ...(param === undefined ? {} : { param }) },
-  };
+  // absent fields left out by assignment (object spreads were a tenth of a 403's time)
+  const reason: { -readonly [K in keyof ScopeReason]: ScopeReason[K] } = { rule: "insufficient_scope", case: specCase, needed, held };
+  const refusal: { -readonly [K in keyof Refusal]: Refusal[K] } = { check: "permission", status: 403, code: "insufficient_scope", message, reason };
+  if (param !== undefined) {
+    refusal.param = param;
+    reason.param = param;
+  }
+  // spec §7: allowed_values is left out when there is nothing the credential may send
+  if (allowedValues !== undefined && allowedValues.length !== 0) refusal.allowedValues = allowedValues;
+  return refusal;
 }
+
+/** The reason of a 403. */
+type ScopeReason = Extract<Reason, { rule: "insufficient_scope" }>;
 
 /** DESIGN §10: bad input from the request, naming the field. */
 export function invalid(param: string, detail: string): Refusal {
