@@ -193,9 +193,12 @@ export class MemoryStore implements PolicyStore {
     }
   }
 
+  /** What `tx.window` hands the charge algorithm, which reads it at once (readWindow) and keeps nothing. */
+  private readonly scratch = { start: 0, count: 0, expiresAt: 0 };
+
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
   private readonly tx: CounterTx = {
-    window: (key) => this.windows.get(key),
+    window: (key) => this.windows.read(key, this.scratch),
     setWindow: (key, record, windowMs) => {
       const expiresAt = record.start + windowMs;
       if (this.windows.set(key, record.start, record.count, expiresAt)) this.schedule(0, key, expiresAt);

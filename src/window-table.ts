@@ -91,6 +91,21 @@ export class WindowTable {
     return { start: page[at]!, count: page[at + 1]!, expiresAt: page[at + 2]! };
   }
 
+  /**
+   * The window under `key`, written into `into` (no record per read: the caller reads it at once and
+   * keeps nothing); undefined when there is none.
+   */
+  read(key: string, into: { start: number; count: number; expiresAt: number }): (WindowRecord & { expiresAt: number }) | undefined {
+    const slot = this.slotOf(key);
+    if (slot === undefined) return undefined;
+    const page = this.data(slot);
+    const at = (slot % PAGE) * STRIDE;
+    into.start = page[at]!;
+    into.count = page[at + 1]!;
+    into.expiresAt = page[at + 2]!;
+    return into;
+  }
+
   /** When the window under `key` ends; undefined when there is none. */
   expiresAt(key: string): number | undefined {
     const slot = this.slotOf(key);

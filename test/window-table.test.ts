@@ -47,7 +47,7 @@ describe("WindowTable (MemoryStore's budget windows)", () => {
   });
 
   it("answers as a Map would under any mix of reads, writes and deletes over a few keys (the two recently used slots it remembers never go stale when a slot is reused; property)", () => {
-    const op = fc.tuple(fc.constantFrom("get", "set", "delete", "expiresAt"), fc.constantFrom("a", "b", "c", "d"), fc.integer({ min: 0, max: 1_000 }));
+    const op = fc.tuple(fc.constantFrom("get", "read", "set", "delete", "expiresAt"), fc.constantFrom("a", "b", "c", "d"), fc.integer({ min: 0, max: 1_000 }));
     fc.assert(
       fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
         const t = new WindowTable();
@@ -61,7 +61,13 @@ describe("WindowTable (MemoryStore's budget windows)", () => {
             t.delete(key);
             model.delete(key);
           } else if (name === "get") expect(t.get(key)).toEqual(model.get(key));
-          else expect(t.expiresAt(key)).toBe(model.get(key)?.expiresAt);
+          else if (name === "read") {
+            // read writes into the caller's record (MemoryStore's scratch): stale fields never show through
+            const into = { start: -1, count: -1, expiresAt: -1 };
+            const got = t.read(key, into);
+            expect(got === undefined ? undefined : { ...got }).toEqual(model.get(key));
+            if (got !== undefined) expect(got).toBe(into);
+          } else expect(t.expiresAt(key)).toBe(model.get(key)?.expiresAt);
         }
         for (const key of ["a", "b", "c", "d"]) expect(t.get(key)).toEqual(model.get(key));
         expect(t.size).toBe(model.size);
