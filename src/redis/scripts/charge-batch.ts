@@ -66,7 +66,7 @@ local function charge_one(KEYS, ARGV)
 ${indented(charge)}
 end
 
-${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+${NUM}${REDIS_TIME}if deadline ~= '' and rt > deadline + 0 then return { 'e', num(rt) } end
 local rt_text = num(rt)
 ${MEMO}
 -- the plain charges' memos, looked up together (one HMGET per memo hash) and written together at the end
@@ -95,7 +95,7 @@ const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts;
 local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
   if found[j] then return replay(found[j]) end
-  local now = clock == 'r' and ${REDIS_MS} or tonumber(now_text)
+  local now = clock == 'r' and ${REDIS_MS} or now_text + 0
   local res, spent
 ${indented(budgetSteps("plain_budget"))}
   if memo_ttl ~= '0' then
@@ -127,7 +127,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "4c07e45d684416b2873317d079273891432685ee",
+  sha: "77798f12d6428b14f72e3ac9107144008d84d28e",
 };
 
 /**

@@ -30,20 +30,20 @@ local function budget(i)
 end
 ${NUM}${REDIS_TIME}
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
-if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+if deadline ~= '' and rt > deadline + 0 then return { 'e', num(rt) } end
 ${MEMO}
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
 -- time. With no retries (a memo lifetime of 0) there is no memo to look for.
 local memo = memo_ttl ~= '0' and redis.call('HGET', memo_key, nonce)
 if memo then return replay(memo) end
-local now = clock == 'r' and ${REDIS_MS} or tonumber(now_arg)
+local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
 ${BUDGET_STEPS}
 -- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
 budget_steps()
 if memo_ttl ~= '0' then save_memos(memo_key, { nonce, memo_of(res) }) end
 return res
 `,
-  sha: "d44e41e6a8eb4896422432f0207373d932f1930f",
+  sha: "276104ac4ddf55f2460508d06586cc0829f20744",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

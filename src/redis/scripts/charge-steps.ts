@@ -35,17 +35,17 @@ res, spent = { 's', num(rt), clock == 'r' and num(now) or '', '', '' }, false
 local at = {} -- budget i's stored start and size, at 2i - 1 and 2i
 for i = 1, n do
   local key, win_text, limit = ${budget}(i)
-  local win = tonumber(win_text)
+  local win = win_text + 0
   local r = redis.call('HMGET', key, 's', 'c', 'w')
 ${indented(OPEN_WINDOW)}
   res[4 + 2 * i], res[5 + 2 * i], at[2 * i - 1], at[2 * i] = count, reset, start, r[3]
-  if count >= tonumber(limit) then spent = true end
+  if count >= limit + 0 then spent = true end
 end
 if not spent then
   res[1], res[4] = 'c', '0'
   for i = 1, n do
     local key, win_text = ${budget}(i)
-    local win, count, reset = tonumber(win_text), res[4 + 2 * i], res[5 + 2 * i]
+    local win, count, reset = win_text + 0, res[4 + 2 * i], res[5 + 2 * i]
     if count == 0 then
       -- a window starts at its first charge, and its key expires with it (plus the slack)
       count, reset = 1, now + win

@@ -52,7 +52,7 @@ export function chargeSource(own: string, takeCap: string): string {
 -- mirrors runCharge (src/charge.ts): the same order and rules (budgets → idempotency → daily cap, all
 -- or nothing), held to it by the differential tests; take_cap is the script's own.
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
-if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+if deadline ~= '' and rt > deadline + 0 then return { 'e', num(rt) } end
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
 -- time. Memos are fields of one hash per store and time slot (memo_key), named by the call's nonce.
 local memo = redis.call('HGET', memo_key, nonce)
@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "45304ddf84ebe6efc4ffc95ed286c1297bafd966",
+  sha: "1e18056614b897ce7aa83bdc72282e7fa6bbf9d7",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

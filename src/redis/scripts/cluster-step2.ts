@@ -22,7 +22,7 @@ export const CLUSTER_STEP2: Script = {
 local memo_key, cap_key = KEYS[1], KEYS[2]
 local deadline, nonce, memo_ttl, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local handed_on, day, limit, set_ttl, key_prefix = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-${COUNTED}${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+${COUNTED}${NUM}${REDIS_TIME}if deadline ~= '' and rt > deadline + 0 then return { 'e', num(rt) } end
 if memo_ttl ~= '0' then
   local memo = redis.call('HGET', memo_key, nonce)
   if memo then return { string.sub(memo, 1, 1), num(rt), string.sub(memo, 3) } end
@@ -47,7 +47,7 @@ redis.call('PEXPIRE', set, set_ttl)
 redis.call('SET', cap_key .. ':day', day, 'PX', set_ttl)
 return done('c', '1')
 `,
-  sha: "2d7433ec66ac9d12a387ff0fde5b0f8443fa8b41",
+  sha: "0bc96aeac390a5fcbc733c95abc1f8c5384effff",
 };
 
 

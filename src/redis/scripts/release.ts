@@ -27,7 +27,7 @@ if record then
 end
 return removed
 `,
-  sha: "e936f87bf787abb8cd20f1c843d331e45a292aa0",
+  sha: "3b751f3e69c4d24218bc8360a7310ed06059745e",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */

@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "a188803a7ff09ec2779b7c870279587bbb9a9d13",
+  sha: "b22ec94f589bd1bf846878757619269f2cb693e0",
 };
 
 /**
