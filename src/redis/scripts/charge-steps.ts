@@ -30,8 +30,8 @@ import { indented } from "./script.js";
  */
 export function budgetSteps(budget: string): string {
   return `-- mirrors runCharge's budget steps (src/charge.ts): when a budget is spent nothing is charged (DESIGN §2),
--- else every budget is. res: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... }
-res, spent = { 's', num(rt), clock == 'r' and num(now) or '', '', '' }, false
+-- else every budget is. res: { kind, Redis time (µs), now ('' with the host clock), a, b, count_1, resetAt_1, ... }
+res, spent = { 's', rt_us, clock == 'r' and num(now) or '', '', '' }, false
 local at = {} -- budget i's stored start and size, at 2i - 1 and 2i
 for i = 1, n do
   local key, win_text, limit = ${budget}(i)
@@ -94,7 +94,7 @@ end
 -- a remembered reply, answered again at this Redis time
 local function replay(memo)
   local res = cmsgpack.unpack(memo)
-  res[2] = num(rt)
+  res[2] = rt_us
   return res
 end
 `;

@@ -29,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "cbddf3e11c38a8220f8b3c00ec5cb83223403836",
+  sha: "243a24dd95dc28d743a6bca2774598a1aced18a0",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */

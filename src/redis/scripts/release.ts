@@ -27,7 +27,7 @@ if record then
 end
 return removed
 `,
-  sha: "3b751f3e69c4d24218bc8360a7310ed06059745e",
+  sha: "8fac89f0e073d794972d2ad83bce770957bbd629",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */

@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "b22ec94f589bd1bf846878757619269f2cb693e0",
+  sha: "220ca0c7f9fb4027f46fa7eb1a89402bad1c60a1",
 };
 
 /**
