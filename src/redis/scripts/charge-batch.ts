@@ -26,8 +26,8 @@ import { indented, type Script, type ScriptCall } from "./script.js";
  *   - full (an idempotency key or a cap): KEYS and ARGV as `chargeCall` builds them for `CHARGE`;
  *   - plain (neither): KEYS memo hash, budget_1..budget_n; ARGV now, nonce, then limit_i, window_i
  *     (`plainCall`).
- * Reply: { 'b', Redis time, reply_1, ..., reply_m } (each as `CHARGE` answers, or { '!', message });
- *   { 'e', Redis time } when the batch ran past its deadline and did nothing.
+ * Reply: { 'b', Redis time (µs), reply_1, ..., reply_m } (each as `CHARGE` answers, or { '!', message });
+ *   { 'e', Redis time (µs) } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
   const deadline = CHARGE_TIMED.deadlineArg + 1;
@@ -66,8 +66,7 @@ local function charge_one(KEYS, ARGV)
 ${indented(charge)}
 end
 
-${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
-local rt_text = num(rt)
+${NUM}${REDIS_TIME}if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
 ${MEMO}
 -- the plain charges' memos, looked up together (one HMGET per memo hash) and written together at the end
 local found, writes = {}, {}
@@ -75,7 +74,7 @@ ${MEMO_LOOKUP}
 
 ${PLAIN_STEPS}
 
-local res = { 'b', rt_text }
+local res = { 'b', rt_us }
 for j = 1, m do
   local ok, reply
   if kind[j] == 'p' then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
@@ -95,7 +94,7 @@ const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts;
 local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
   if found[j] then return replay(found[j]) end
-  local now = clock == 'r' and ${REDIS_MS} or tonumber(now_text)
+  local now = clock == 'r' and ${REDIS_MS} or now_text + 0
   local res, spent
 ${indented(budgetSteps("plain_budget"))}
   if memo_ttl ~= '0' then
@@ -127,7 +126,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "4c07e45d684416b2873317d079273891432685ee",
+  sha: "81d462dd104b0c77b3bf76524df8a9b5b106f48e",
 };
 
 /**

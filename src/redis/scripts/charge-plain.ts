@@ -17,7 +17,7 @@ import type { Script, ScriptCall } from "./script.js";
  * KEYS: 1 memo hash (this store's, this time slot's), budget_1..budget_n.
  * ARGV: 1 deadline (Redis ms; '' = none), 2 clock (h|r), 3 memo hash ttl ms ('0': no retries, no
  *   memo), 4 expiry slack ms, 5 now, 6 this call's nonce, then limit_i, window_i.
- * Reply: as `CHARGE`'s, of kind s or c; { 'e', Redis time } when the call ran past its deadline and
+ * Reply: as `CHARGE`'s, of kind s or c; { 'e', Redis time (µs) } when the call ran past its deadline and
  *   did nothing.
  */
 export const CHARGE_PLAIN: Script = {
@@ -30,20 +30,20 @@ local function budget(i)
 end
 ${NUM}${REDIS_TIME}
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
-if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
 ${MEMO}
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
 -- time. With no retries (a memo lifetime of 0) there is no memo to look for.
 local memo = memo_ttl ~= '0' and redis.call('HGET', memo_key, nonce)
 if memo then return replay(memo) end
-local now = clock == 'r' and ${REDIS_MS} or tonumber(now_arg)
+local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
 ${BUDGET_STEPS}
 -- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
 budget_steps()
 if memo_ttl ~= '0' then save_memos(memo_key, { nonce, memo_of(res) }) end
 return res
 `,
-  sha: "d44e41e6a8eb4896422432f0207373d932f1930f",
+  sha: "dc056e46ca56513e1e519e176f71effd98e3de4a",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

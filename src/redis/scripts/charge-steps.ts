@@ -30,22 +30,22 @@ import { indented } from "./script.js";
  */
 export function budgetSteps(budget: string): string {
   return `-- mirrors runCharge's budget steps (src/charge.ts): when a budget is spent nothing is charged (DESIGN §2),
--- else every budget is. res: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... }
-res, spent = { 's', num(rt), clock == 'r' and num(now) or '', '', '' }, false
+-- else every budget is. res: { kind, Redis time (µs), now ('' with the host clock), a, b, count_1, resetAt_1, ... }
+res, spent = { 's', rt_us, clock == 'r' and num(now) or '', '', '' }, false
 local at = {} -- budget i's stored start and size, at 2i - 1 and 2i
 for i = 1, n do
   local key, win_text, limit = ${budget}(i)
-  local win = tonumber(win_text)
+  local win = win_text + 0
   local r = redis.call('HMGET', key, 's', 'c', 'w')
 ${indented(OPEN_WINDOW)}
   res[4 + 2 * i], res[5 + 2 * i], at[2 * i - 1], at[2 * i] = count, reset, start, r[3]
-  if count >= tonumber(limit) then spent = true end
+  if count >= limit + 0 then spent = true end
 end
 if not spent then
   res[1], res[4] = 'c', '0'
   for i = 1, n do
     local key, win_text = ${budget}(i)
-    local win, count, reset = tonumber(win_text), res[4 + 2 * i], res[5 + 2 * i]
+    local win, count, reset = win_text + 0, res[4 + 2 * i], res[5 + 2 * i]
     if count == 0 then
       -- a window starts at its first charge, and its key expires with it (plus the slack)
       count, reset = 1, now + win
@@ -94,7 +94,7 @@ end
 -- a remembered reply, answered again at this Redis time
 local function replay(memo)
   local res = cmsgpack.unpack(memo)
-  res[2] = num(rt)
+  res[2] = rt_us
   return res
 end
 `;

@@ -52,7 +52,7 @@ export function chargeSource(own: string, takeCap: string): string {
 -- mirrors runCharge (src/charge.ts): the same order and rules (budgets → idempotency → daily cap, all
 -- or nothing), held to it by the differential tests; take_cap is the script's own.
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
-if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
 -- time. Memos are fields of one hash per store and time slot (memo_key), named by the call's nonce.
 local memo = redis.call('HGET', memo_key, nonce)
@@ -103,9 +103,9 @@ end
 /**
  * The charge script of a single primary (and of a cluster request whose cap, if any, is in the
  * credential's slot). ARGV 13: cap grace ms, 14: seq ttl ms; the cap key is the KEY after the record.
- * Reply: { kind, Redis time, now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
+ * Reply: { kind, Redis time (whole µs, an integer), now ('' with the host clock), a, b, count_1, resetAt_1, ... } where kind is
  *   s (budget_spent), c (charged: a = replay 1|0, b = member), x (conflict: a = fingerprint),
- *   r (cap_reached: a = count); or { 'e', Redis time } when the call ran past its deadline and did nothing.
+ *   r (cap_reached: a = count); or { 'e', Redis time (µs) } when the call ran past its deadline and did nothing.
  */
 export const CHARGE: Script = {
   source: chargeSource(
@@ -114,13 +114,14 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "45304ddf84ebe6efc4ffc95ed286c1297bafd966",
+  sha: "48c584777f5a3164e71418618b6658eb4cc7c9f5",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */
 export const CHARGE_TIMED: Timed = {
   deadlineArg: 15,
-  timeOf: (reply) => (Array.isArray(reply) ? Number(reply[1]) : undefined),
+  // Redis's time in whole µs (rt_us), to ms
+  timeOf: (reply) => (Array.isArray(reply) ? Number(reply[1]) / 1000 : undefined),
   expired: (reply) => Array.isArray(reply) && String(reply[0]) === "e",
 };
 

@@ -14,25 +14,25 @@ import { strings, type Script, type ScriptCall } from "./script.js";
  * 3 memo ttl ms ('0' = none), 4 the member to add, 5 the day the key's member was handed over
  * ('' = none), 6 day, 7 limit, 8 ttl ms of the day's set, 9 the key's member followed by '#'
  * ('' = no idempotency key).
- * Reply: { kind, Redis time, a }: c (a = 1 counted now, 0 already counted: a replay),
- * r (cap_reached: a = count), or { 'e', Redis time } past the deadline (nothing done).
+ * Reply: { kind, Redis time (µs), a }: c (a = 1 counted now, 0 already counted: a replay),
+ * r (cap_reached: a = count), or { 'e', Redis time (µs) } past the deadline (nothing done).
  */
 export const CLUSTER_STEP2: Script = {
   source: `-- KEYS and ARGV, named (step2Call in scripts/cluster-step2.ts builds them)
 local memo_key, cap_key = KEYS[1], KEYS[2]
 local deadline, nonce, memo_ttl, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local handed_on, day, limit, set_ttl, key_prefix = ARGV[5], ARGV[6], tonumber(ARGV[7]), ARGV[8], ARGV[9]
-${COUNTED}${NUM}${REDIS_TIME}if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end
+${COUNTED}${NUM}${REDIS_TIME}if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
 if memo_ttl ~= '0' then
   local memo = redis.call('HGET', memo_key, nonce)
-  if memo then return { string.sub(memo, 1, 1), num(rt), string.sub(memo, 3) } end
+  if memo then return { string.sub(memo, 1, 1), rt_us, string.sub(memo, 3) } end
 end
 local function done(kind, a)
   if memo_ttl ~= '0' then
     redis.call('HSET', memo_key, nonce, kind .. ':' .. a)
     redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
   end
-  return { kind, num(rt), a }
+  return { kind, rt_us, a }
 end
 local set = cap_key .. ':' .. day
 -- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap. Its
@@ -47,7 +47,7 @@ redis.call('PEXPIRE', set, set_ttl)
 redis.call('SET', cap_key .. ':day', day, 'PX', set_ttl)
 return done('c', '1')
 `,
-  sha: "2d7433ec66ac9d12a387ff0fde5b0f8443fa8b41",
+  sha: "23039d3f025ebb18f280a91baa603eda6677081d",
 };
 
 

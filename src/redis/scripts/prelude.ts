@@ -19,22 +19,31 @@ end
 
 /**
  * `rt`: Redis's time (TIME) in ms, to the microsecond, read on every call (deadlines are checked
- * against it); `tm`, Redis's reply to TIME. Code, not a function: Redis runs a script's whole chunk
- * on every call, and a function is one more closure built per call.
+ * against it); `rt_us`, the same time in whole µs, as replies carry it (a Lua number goes back as a
+ * Redis integer: nothing formatted, where `%.17g` of `rt` was ~5 500 instructions a reply); `tm`,
+ * Redis's reply to TIME. Code, not a function: Redis runs a script's whole chunk on every call, and a
+ * function is one more closure built per call.
+ *
+ * A text that Redis or the store wrote (TIME's reply, ARGV) becomes a number by arithmetic (`x + 0`,
+ * `x * 1000`): Lua converts it with one strtod, where `tonumber` (Lua 5.1's luaB_tonumber: lua_isnumber,
+ * then lua_tonumber) converts it twice, at ~500 instructions a conversion. The value is the same;
+ * only a text that is no number would differ (an error instead of nil), and these are always
+ * numbers. What is read from keys keeps `tonumber` (nil for a missing or unreadable field).
  */
 export const REDIS_TIME = `
 local tm = redis.call('TIME')
-local rt = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+local rt_us = tm[1] * 1000000 + tm[2]
+local rt = rt_us / 1000
 `;
 
 /** Redis's time in whole ms (after `REDIS_TIME`): the deciding clock with `clock: "redis"`; computed only there. */
-export const REDIS_MS = "tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)";
+export const REDIS_MS = "tm[1] * 1000 + math.floor(tm[2] / 1000)";
 
 /**
  * `rt` (Redis's time, see `REDIS_TIME`) and `now`, the deciding clock: the host's (`clock == 'h'`,
  * `now_arg` ms) or Redis's (`'r'`, in whole ms). Needs the locals `clock` and `now_arg`.
  */
-export const NOW = `${NUM}${REDIS_TIME}local now = clock == 'r' and ${REDIS_MS} or tonumber(now_arg)
+export const NOW = `${NUM}${REDIS_TIME}local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
 `;
 
 /** `day_of(now, offset)`: the day a cap charge counts in, and when it ends. */
@@ -48,13 +57,15 @@ end
 
 /**
  * readWindow's rule, inline (no function: Redis runs a script's whole chunk on every call, and each
- * function is one more closure built per call): from `r` (a window's `HMGET s c w`), `win` (the
- * budget's window, ms) and `now`, the locals `count`, `reset` and `start` of its open window
- * (`0, 0, nil` when none is open). `READ` and the charge steps (charge-steps.ts) run this text.
+ * function is one more closure built per call): from `r` (a window's `HMGET s c w`), `win` and
+ * `win_text` (the budget's window, ms, as a number and as the text a window records) and `now`, the
+ * locals `count`, `reset` and `start` of its open window (`0, 0, nil` when none is open). `READ` and
+ * the charge steps (charge-steps.ts) run this text.
  */
 export const OPEN_WINDOW = `-- mirrors readWindow (src/charge.ts): a window is open until start + window (fixed windows, DESIGN §4),
--- and no longer than start + the size it was last charged with ('w'); a window stamped after now (the
--- host clock stepped back) is read as starting now, so its reset is never further than one window
-local s, c, w = tonumber(r[1]), tonumber(r[2]), tonumber(r[3])
+-- and no longer than start + the size it was last charged with ('w'; when it is this window's own text,
+-- that test is the first one, and the text is not converted); a window stamped after now (the host
+-- clock stepped back) is read as starting now, so its reset is never further than one window
+local s, c, w = tonumber(r[1]), tonumber(r[2]), r[3] ~= win_text and tonumber(r[3]) or nil
 local count, reset, start = 0, 0, nil
-if s ~= nil and c ~= nil and now < s + win and (w == nil or now < s + w) then count, reset, start = c, math.min(s, now) + win, s end`;
+if s ~= nil and c ~= nil and now < s + win and (w == nil or now < s + w) then count, reset, start = c, (now < s and now or s) + win, s end`;

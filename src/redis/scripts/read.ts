@@ -12,13 +12,14 @@ import { indented, readings, strings, type Script, type ScriptCall } from "./scr
 export const READ: Script = {
   source: `-- KEYS and ARGV, named (readCall in scripts/read.ts builds them)
 local clock, now_arg = ARGV[1], ARGV[2]
-local wins = {}
-for i = 1, #KEYS do wins[i] = tonumber(ARGV[2 + i]) end
+local win_texts = {}
+for i = 1, #KEYS do win_texts[i] = ARGV[2 + i] end
 ${NOW}
 local shift = tonumber(now_arg) - now
 local res = {}
 for i = 1, #KEYS do
-  local r, win = redis.call('HMGET', KEYS[i], 's', 'c', 'w'), wins[i]
+  local r, win_text = redis.call('HMGET', KEYS[i], 's', 'c', 'w'), win_texts[i]
+  local win = win_text + 0
 ${indented(OPEN_WINDOW)}
   if start == nil then
     res[2 * i - 1], res[2 * i] = '0', '0'
@@ -28,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "52ce50ef1210dc3cca991c4ce4327ce262d4d34c",
+  sha: "243a24dd95dc28d743a6bca2774598a1aced18a0",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */

@@ -27,7 +27,7 @@ if record then
 end
 return removed
 `,
-  sha: "e936f87bf787abb8cd20f1c843d331e45a292aa0",
+  sha: "8fac89f0e073d794972d2ad83bce770957bbd629",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */

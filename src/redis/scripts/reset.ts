@@ -48,7 +48,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "a188803a7ff09ec2779b7c870279587bbb9a9d13",
+  sha: "220ca0c7f9fb4027f46fa7eb1a89402bad1c60a1",
 };
 
 /**

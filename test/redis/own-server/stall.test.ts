@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
 import { createPolicy, type Decision } from "../../../src/index.js";
 import { Link } from "../../../src/redis/client.js";
-import { CHARGE } from "../../../src/redis/scripts/charge.js";
+import { CHARGE, CHARGE_TIMED } from "../../../src/redis/scripts/charge.js";
 import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../../src/redis/index.js";
 import { T0, get, key, post } from "../../fixtures.js";
 import { ioredisCall } from "../helpers.js";
@@ -146,7 +146,8 @@ describe("issue 8 defect 3: the deadline is safe against clock skew between the 
     const args = ["h", String(T0), "n1", "0", "1", "0", "", "", "", "", "", "0", "0", "0", "0", "", "100", "3600000"];
     return { keys, args };
   }
-  const timed = { deadlineArg: 15, timeOf: (r: unknown) => Number((r as string[])[1]), expired: (r: unknown) => (r as string[])[0] === "e" };
+  // CHARGE's own: the deadline is ARGV 16, the reply's Redis time is in µs
+  const timed = CHARGE_TIMED;
 
   it("the host's clock an hour off (wall or monotonic) changes nothing: the offset is learned from Redis's replies", async () => {
     for (const shift of [-3_600_000, 3_600_000, 1e9]) {
