@@ -1,21 +1,43 @@
 /**
  * The library's own immer: `produce` of a private `Immer` instance. A host that imports immer too
  * shares its module, and its global settings (`setAutoFreeze(false)`, say) would otherwise reach
- * the snapshots the pure API hands back; with a private instance they never do. It freezes what it
- * hands back, deeply: a snapshot restored from JSON (unfrozen) is frozen by the first change, and
- * the parts a change builds are frozen already (snapshot.ts), so later changes find nothing to do.
+ * the snapshots the pure API hands back; with a private instance they never do.
+ *
+ * What immer is handed is frozen already: the parts a change builds are frozen as they are built
+ * (snapshot.ts), the parts it keeps come frozen from the snapshot before, and the new top level is
+ * frozen here. Immer's `produce` then finds nothing to walk (its finalize and its freeze stop at a
+ * frozen value): ~0.25 µs a change, where a new top level left to immer to freeze cost ~1.3 µs
+ * (`npm run bench:immer`).
  */
-import { Immer, type Draft } from "immer";
+import { Immer } from "immer";
 
 const immer = new Immer({ autoFreeze: true });
 
 /**
- * The next snapshot: `base` through `recipe` (immer's `produce`), frozen.
+ * Freezes every object below `value`, frozen or not (immer's deep `freeze` stops at a frozen object,
+ * and a snapshot restored from JSON has unfrozen parts below the frozen ones a change builds).
+ */
+function freezeAll(value: unknown): void {
+  if (typeof value !== "object" || value === null) return;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) freezeAll((value as Record<string, unknown>)[key]);
+}
+
+/** A snapshot as the engine writes it: the top level and its three kinds frozen (all below them is, too). */
+function isSealed(base: { readonly windows?: unknown; readonly caps?: unknown; readonly keys?: unknown }): boolean {
+  return Object.isFrozen(base) && Object.isFrozen(base.windows) && Object.isFrozen(base.caps) && Object.isFrozen(base.keys);
+}
+
+/**
+ * The next snapshot: immer's `produce` over `base`, whose recipe hands back `next`, the new top
+ * level whole, frozen. A snapshot restored from JSON (unfrozen) is frozen through first, once: what
+ * `next` keeps of it is then frozen too.
  *
  * @param base - the snapshot to start from.
- * @param recipe - changes the draft, or returns the new top level whole.
- * @returns the same object when the recipe changed nothing, else a new frozen one.
+ * @param next - the new top level: every part of it frozen, or kept from `base`.
+ * @returns a new frozen snapshot.
  */
-export function nextSnapshot<T extends object>(base: T, recipe: (draft: Draft<T>) => T | void): T {
-  return immer.produce(base, recipe as (draft: Draft<T>) => void) as T;
+export function nextSnapshot<T extends { readonly windows?: unknown; readonly caps?: unknown; readonly keys?: unknown }>(base: T, next: T): T {
+  if (!isSealed(base)) freezeAll(base);
+  return immer.produce(base, () => Object.freeze(next)) as T;
 }

@@ -85,10 +85,6 @@ export function prune(snapshot: Usage, now: number): Usage {
   const keys = tidyAll(usage.keys, tidyKey(now));
   const caps = tidyAll(usage.caps, tidyCap(now));
   if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return snapshot;
-  const next = nextSnapshot(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
-    draft.windows = windows;
-    draft.keys = keys;
-    draft.caps = caps;
-  });
+  const next = nextSnapshot<UsageData>(usage, { seq: usage.seq, ...(usage.at === undefined ? {} : { at: usage.at }), windows, caps, keys });
   return next as unknown as Usage;
 }

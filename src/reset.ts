@@ -15,7 +15,7 @@ import type { PolicyOptions } from "./config-types.js";
 import { PolicyConfigError } from "./errors.js";
 import { dayOf } from "./calendar.js";
 import { assertNow, assertUsage } from "./host-input.js";
-import { capMembers, changeIn, recordIn, recordsIn, usageData, type Buckets, type CapRecord, type Usage, type UsageData } from "./snapshot.js";
+import { capMembers, changeIn, recordIn, recordsIn, usageData, type CapRecord, type Usage, type UsageData } from "./snapshot.js";
 import { budgetKey, capKey, idempotencyScope, subjectOf } from "./store-keys.js";
 import type { ResetRequest } from "./store.js";
 import type { Credential } from "./types.js";
@@ -91,10 +91,7 @@ export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   for (const key of keys) nextKeys = changeIn(nextKeys, key, gone, same);
   // that day's count only; the idempotency records keep their charge, so a retry stays a replay
   for (const cap of caps) nextCaps = changeIn(nextCaps, cap.key, (r: CapRecord | undefined) => withoutDay(r!, cap.day), same);
-  const next = nextSnapshot(usage, (draft: { -readonly [K in keyof UsageData]: any }) => {
-    Object.assign(draft, { windows: nextWindows, keys: nextKeys, caps: nextCaps } satisfies Partial<Record<string, Buckets<unknown>>>);
-    draft.seq = usage.seq + 1;
-  });
+  const next = nextSnapshot<UsageData>(usage, { seq: usage.seq + 1, ...(usage.at === undefined ? {} : { at: usage.at }), windows: nextWindows, caps: nextCaps, keys: nextKeys });
   return next as unknown as Usage;
 }
 

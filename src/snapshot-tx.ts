@@ -99,10 +99,9 @@ export class SnapshotTx implements CounterTx {
       next[kind] = changeIn(next[kind] ?? this.usage[kind], key, change, rule);
     }
     for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]!);
-    // immer hands back the new top level: the recipe returns it whole (cheaper than assigning through
-    // the draft, which immer would then copy again), and immer freezes it (its parts are frozen already)
+    // immer hands back the new top level, built whole and frozen (immer.ts: then it walks nothing)
     const base = this.usage;
-    const snapshot = nextSnapshot(base, () => ({ seq, at: now, windows: next.windows ?? base.windows, caps: next.caps ?? base.caps, keys: next.keys ?? base.keys }));
+    const snapshot = nextSnapshot<UsageData>(base, { seq, at: now, windows: next.windows ?? base.windows, caps: next.caps ?? base.caps, keys: next.keys ?? base.keys });
     return snapshot as unknown as Usage;
   }
 }

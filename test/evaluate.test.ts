@@ -91,7 +91,7 @@ describe("derived request ids (DESIGN §14)", () => {
     const query = fc.oneof(fc.constant(undefined), fc.constant({ param: "query", detail: "x" }), fc.array(fc.tuple(fc.string({ maxLength: 6 }), values), { maxLength: 3 }).map((e) => new Map(e)));
     const read = fc.record({ method: field, path: field, idempotencyKey: field, newsletter: field, query, body: fc.constant(undefined), requestId: fc.constant(undefined), unreadable: fc.constant(undefined) });
     fc.assert(
-      fc.property(fc.string({ unit: "binary" }), read, fc.oneof(fc.integer(), fc.double({ noNaN: true })), fc.nat(), (subject, r, now, seq) => {
+      fc.property(fc.string({ unit: "binary" }), read, fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, now, seq) => {
         const joined = [subject, described(r as DescriptorRead), now, seq].join("\u0000");
         expect(inputId(subject, r as DescriptorRead, now, seq)).toBe(hex(fnv1a(joined)) + hex(fnv1a(joined, FNV_BASIS_2, FNV_PRIME_2)));
       }),
