@@ -44,7 +44,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
  * not 0 (`/^0*[1-9][0-9]{0,14}$/`, read by hand: a regular expression run was 1.5 % of a check).
  * The spec sets no maximum (§8).
  */
-export function isLimit(text: string): boolean {
+export function isLimit(text: unknown): boolean {
+  if (typeof text !== "string") return false; // a query value is always text; anything else is not a limit
   let i = 0;
   while (i < text.length && text.charCodeAt(i) === 48) i++;
   const digits = text.length - i;

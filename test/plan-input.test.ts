@@ -19,6 +19,10 @@ describe("limit: one positive whole number (spec §8)", () => {
     );
   });
 
+  it("anything but text is not a limit (the regular expression read it as text; the function is exported)", () => {
+    for (const value of [123, {}, [], null, undefined, 1n, ["1"]]) expect(isLimit(value)).toBe(false);
+  });
+
   it.each([
     ["1", true],
     ["100", true],
