@@ -162,7 +162,7 @@ function withSlot<X>(level: Level<X> | undefined, i: number, value: X | undefine
  * A level's (or a branch's) 16 slots as a new array, an empty slot as an empty object. An array is
  * copied by a spread: V8 (Node 20) reads a frozen array's elements one by one at ~3.6 ns each (16
  * slots ~57 ns), and copies it whole by a spread in ~13 ns; a frozen array's `slice`, `concat` and a
- * frozen object's spread take its slow path (0.1–1 µs; `node bench/v8-copies.mjs`).
+ * frozen object's spread take its slow path (0.14–2 µs; measured with scratch scripts, issue 10).
  */
 function copyLevel<X>(level: Level<X> | undefined): X[] {
   if (Array.isArray(level) && level.length === 16) {
