@@ -250,9 +250,9 @@ function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number
 /**
  * Sets (or, with `change` returning undefined, removes) the record under `key` and passes every
  * other record of its leaf through `tidy` (forgetting what has expired): bounded work per change.
- * `h` is the key's hash, when the caller has it already.
  */
-export function changeIn<T>(buckets: Buckets<T>, key: string, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>, h = fnv1a(key)): Buckets<T> {
+export function changeIn<T>(buckets: Buckets<T>, key: string, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): Buckets<T> {
+  const h = fnv1a(key);
   const outer = h & 15;
   const inner = (h >>> 4) & 15;
   const level = slotOf(buckets, outer);
