@@ -84,8 +84,8 @@ function feed(text: string, length = text.length): void {
 const digits = new Uint8Array(16);
 
 /**
- * Feeds the text \`String(n)\` writes for \`n\` without building it, for a whole number in 0 … 2^53 − 1
- * (\`now\` and \`seq\`: \`String\` of a 13-digit time cost ~0.1 µs of an id); any other number is written.
+ * Feeds the text `String(n)` writes for `n` without building it, for a whole number in 0 … 2^53 − 1
+ * (`now` and `seq`: `String` of a 13-digit time cost ~0.1 µs of an id); any other number is written.
  */
 function feedNumber(n: number): void {
   if (!(Number.isSafeInteger(n) && n >= 0)) return feed(String(n));

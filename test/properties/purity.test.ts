@@ -7,6 +7,17 @@ import { arbTrace, runPureTrace } from "../../src/testing/index.js";
 import { deepFreeze, requests } from "./model.js";
 import { TIMEOUT, TRACE, params } from "./settings.js";
 
+/** The path to the first object below `value` that is not frozen, or undefined when all are. */
+function unfrozenPath(value: unknown, path = "usage"): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (!Object.isFrozen(value)) return path;
+  for (const key of Object.keys(value)) {
+    const found = unfrozenPath((value as Record<string, unknown>)[key], `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 describe("invariants: evaluate is pure (DESIGN §14)", () => {
   it("frozen inputs are accepted and left unchanged, and the same inputs give the same decision and counters", () => {
     fc.assert(
@@ -47,6 +58,33 @@ describe("invariants: evaluate is pure (DESIGN §14)", () => {
         for (const [snapshot, copy] of kept) expect(snapshot).toEqual(copy);
       }),
       params(),
+    );
+  }, TIMEOUT);
+
+  // Regression (issue 10): a change froze only the objects it built, so what it kept of a snapshot
+  // restored from JSON (unfrozen levels and leaves below its new frozen ones) stayed unfrozen in the
+  // snapshot it handed back (test/snapshot-frozen.test.ts holds the case found).
+  it("every snapshot evaluate, release, prune and reset hand back is frozen all the way down, also from a snapshot restored from JSON, with the same decision and counters", () => {
+    fc.assert(
+      fc.property(arbTrace({ ...TRACE, maxSteps: 120, focus: "caps" }), (trace) => {
+        for (const entry of requests(runPureTrace(trace))) {
+          const restored = JSON.parse(JSON.stringify(entry.before)) as typeof entry.before;
+          const next = evaluate(entry.request, { credential: entry.credential, roles: entry.roles, usage: restored!, now: entry.now, config: trace.config });
+          expect(next.decision).toEqual(entry.decision);
+          expect(next.usage).toEqual(entry.after);
+          if (next.usage !== restored) expect(unfrozenPath(next.usage)).toBeUndefined();
+          expect(unfrozenPath(entry.after)).toBeUndefined();
+          const later = entry.now + 3 * 86_400_000;
+          for (const made of [prune(JSON.parse(JSON.stringify(entry.after)), later), reset(JSON.parse(JSON.stringify(entry.after)), { credential: entry.credential }, entry.now)]) {
+            if (Object.isFrozen(made)) expect(unfrozenPath(made)).toBeUndefined();
+          }
+          if (entry.decision.release !== undefined) {
+            const released = release(JSON.parse(JSON.stringify(entry.after)), entry.decision, entry.now);
+            if (Object.isFrozen(released)) expect(unfrozenPath(released)).toBeUndefined();
+          }
+        }
+      }),
+      params(0.5),
     );
   }, TIMEOUT);
 
