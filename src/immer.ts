@@ -23,21 +23,25 @@ function freezeAll(value: unknown): void {
   for (const key of Object.keys(value)) freezeAll((value as Record<string, unknown>)[key]);
 }
 
-/** A snapshot as the engine writes it: the top level and its three kinds frozen (all below them is, too). */
+/**
+ * A snapshot as the engine writes it: its three kinds frozen (all below them is, too). Its top level
+ * is not asked: the next snapshot always has a new one (a host's `{ ...usage }` is still sealed).
+ */
 function isSealed(base: { readonly windows?: unknown; readonly caps?: unknown; readonly keys?: unknown }): boolean {
-  return Object.isFrozen(base) && Object.isFrozen(base.windows) && Object.isFrozen(base.caps) && Object.isFrozen(base.keys);
+  return Object.isFrozen(base.windows) && Object.isFrozen(base.caps) && Object.isFrozen(base.keys);
 }
 
 /**
  * The next snapshot: immer's `produce` over `base`, whose recipe hands back `next`, the new top
- * level whole, frozen. A snapshot restored from JSON (unfrozen) is frozen through first, once: what
- * `next` keeps of it is then frozen too.
+ * level whole, frozen. Over a snapshot restored from JSON (unfrozen), what `next` keeps of it is
+ * frozen through, once: the snapshot after is sealed.
  *
  * @param base - the snapshot to start from.
  * @param next - the new top level: every part of it frozen, or kept from `base`.
  * @returns a new frozen snapshot.
  */
 export function nextSnapshot<T extends { readonly windows?: unknown; readonly caps?: unknown; readonly keys?: unknown }>(base: T, next: T): T {
-  if (!isSealed(base)) freezeAll(base);
+  // what `next` kept of an unsealed base is frozen through, and nothing else of the host's object
+  if (!isSealed(base)) for (const kind of [next.windows, next.caps, next.keys]) freezeAll(kind);
   return immer.produce(base, () => Object.freeze(next)) as T;
 }

@@ -62,4 +62,19 @@ describe("snapshots are frozen all the way down", () => {
     const pruned = prune(restored(), T0 + 2 * 86_400_000);
     expect(unfrozenPath(pruned)).toBeUndefined();
   });
+
+  it("the host's own objects are not frozen beyond what the next snapshot keeps (from a review: an unfrozen top level over sealed kinds froze the whole snapshot on every call)", () => {
+    // a host's shallow copy: its top level is the host's, its kinds the engine's (sealed)
+    const copy = { ...usage } as Usage;
+    const next = evaluate(get("/newsletters/nl_1/subscribers"), { credential: credential(2), roles, usage: copy, now: T0 + 5000 }).usage;
+    expect(Object.isFrozen(copy)).toBe(false);
+    expect(unfrozenPath(next)).toBeUndefined();
+    // restored from JSON: the next snapshot is deep-frozen, the host's top level stays the host's
+    const host = restored() as Usage & { savedAt?: number };
+    const after = evaluate(get("/newsletters/nl_1/subscribers"), { credential: credential(3), roles, usage: host, now: T0 + 5000 }).usage;
+    expect(unfrozenPath(after)).toBeUndefined();
+    expect(Object.isFrozen(host)).toBe(false);
+    host.savedAt = 1;
+    expect(host.savedAt).toBe(1);
+  });
 });
