@@ -13,7 +13,7 @@
 import type { ChargeOutcome } from "../../store.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./charge.js";
-import { budgetSteps, MEMO } from "./charge-steps.js";
+import { budgetSteps, MEMO, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { isPlain, plainCall } from "./charge-plain.js";
 import { indented, type Script, type ScriptCall } from "./script.js";
@@ -89,18 +89,26 @@ return res
 }
 
 /** A plain charge's run (its memo kept for the end, saved with `save_memos`). */
-const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
+const PLAIN_STEPS = `${REPLAY_PLAIN}
+
+-- a plain charge's memo, kept for the end (written with its hash's others: one HSET per memo hash)
+local function keep_memo(hash, nonce, memo)
+  local fields = writes[hash]
+  if not fields then fields = {}; writes[hash] = fields end
+  fields[#fields + 1], fields[#fields + 2] = nonce, memo
+end
+
+-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
 -- stops there), the same text CHARGE runs, and its memo kept for the end
 local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
-  if found[j] then return replay(found[j]) end
+  if found[j] then return replay_plain(found[j]) end
   local now = clock == 'r' and ${REDIS_MS} or now_text + 0
   local res, spent
 ${indented(budgetSteps("plain_budget"))}
   if memo_ttl ~= '0' then
-    local fields = writes[hash]
-    if not fields then fields = {}; writes[hash] = fields end
-    fields[#fields + 1], fields[#fields + 2] = nonce, memo_of(res)
+${indented(indented(PLAIN_MEMO))}
+    keep_memo(hash, nonce, memo)
   end
   return res
 end`;
@@ -126,7 +134,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "81d462dd104b0c77b3bf76524df8a9b5b106f48e",
+  sha: "5c1ec0ae9a0f0643fd8a388a4dfd5a640fe63e58",
 };
 
 /**

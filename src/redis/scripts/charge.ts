@@ -60,7 +60,7 @@ if memo then return replay(memo) end
 ${CHARGE_STEP}
 -- DESIGN §2: a request refused because a budget is spent charges nothing (remembered, as every reply);
 -- one refused by the plan is charged (runCharge), and answered as charged
-budget_steps()
+res, spent = budget_steps(budget, n, now, rt_us, clock, slack, num)
 if spent or refused then return remember(res) end
 -- neither idempotency key nor cap: charged (what follows is defined only for the calls that need it)
 if not idem_key and cap_limit == '' then return remember(res) end
@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "48c584777f5a3164e71418618b6658eb4cc7c9f5",
+  sha: "c398d8021131fdd9d887e356c78e230ba07a1a23",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */
