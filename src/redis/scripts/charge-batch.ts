@@ -21,32 +21,41 @@ import { indented, type Script, type ScriptCall } from "./script.js";
 /**
  * KEYS: every charge's KEYS, one charge after another.
  * ARGV: 1 deadline (Redis ms; '' = none), 2 m (how many charges), 3 clock (h|r), 4 memo hash ttl ms
- *   ('0': no retries, no memos), 5 expiry slack ms; then per charge: its kind ('p' plain, 'f' full),
- *   its number of KEYS, its number of ARGV, its ARGV.
- *   - full (an idempotency key or a cap): KEYS and ARGV as `chargeCall` builds them for `CHARGE`;
- *   - plain (neither): KEYS memo hash, budget_1..budget_n; ARGV now, nonce, then limit_i, window_i
- *     (`plainCall`).
+ *   ('0': no retries, no memos); then per charge:
+ *   - plain (neither idempotency key nor cap): its number of budgets n, then now, nonce, limit_i,
+ *     window_i (`plainCall`); its KEYS memo hash, budget_1..budget_n;
+ *   - full (an idempotency key or a cap): 'f', its number of KEYS, its number of ARGV, then KEYS and
+ *     ARGV as `chargeCall` builds them for `CHARGE`.
+ *   A plain charge's shape is one argument (its KEYS and ARGV follow from n): each argument is one
+ *   more string for Redis to build into ARGV, and each count one more conversion.
  * Reply: { 'b', Redis time (µs), reply_1, ..., reply_m } (each as `CHARGE` answers, or { '!', message });
  *   { 'e', Redis time (µs) } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
   const deadline = CHARGE_TIMED.deadlineArg + 1;
   return `-- KEYS and ARGV, named (batchCall in scripts/charge-batch.ts builds them)
-local deadline, m, clock, memo_ttl, slack = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
--- charge j: its kind ('p' plain, 'f' full), and its nk[j] KEYS and na[j] ARGV, the ones after
--- KEYS[at_key[j]] and ARGV[at_arg[j]]
-local kind, at_key, at_arg, nk, na = {}, {}, {}, {}, {}
-local next_key, next_arg = 0, 5
+local deadline, m, clock, memo_ttl, slack = ARGV[1], ARGV[2] + 0, ARGV[3], ARGV[4], ${EXPIRY_SLACK_MS}
+-- charge j: plain with nb[j] budgets, or full (nb[j] false: its counts of KEYS and ARGV are the two
+-- arguments up to ARGV[at_arg[j]]); its KEYS and ARGV are the ones after KEYS[at_key[j]] and ARGV[at_arg[j]]
+local nb, at_key, at_arg = {}, {}, {}
+local next_key, next_arg = 0, 4
 for j = 1, m do
-  kind[j], nk[j], na[j] = ARGV[next_arg + 1], tonumber(ARGV[next_arg + 2]), tonumber(ARGV[next_arg + 3])
-  at_key[j], at_arg[j] = next_key, next_arg + 3
-  next_key, next_arg = next_key + nk[j], next_arg + 3 + na[j]
+  local shape = ARGV[next_arg + 1]
+  if shape == 'f' then
+    local nk, na = ARGV[next_arg + 2] + 0, ARGV[next_arg + 3] + 0
+    nb[j], at_key[j], at_arg[j] = false, next_key, next_arg + 3
+    next_key, next_arg = next_key + nk, next_arg + 3 + na
+  else
+    local n = shape + 0
+    nb[j], at_key[j], at_arg[j] = n, next_key, next_arg + 1
+    next_key, next_arg = next_key + 1 + n, next_arg + 3 + 2 * n
+  end
 end
 -- a full charge's KEYS and ARGV, as CHARGE takes them (the deadline is the batch's, checked once)
 local function full_call(j)
   local keys, args = {}, {}
-  for i = 1, nk[j] do keys[i] = KEYS[at_key[j] + i] end
-  for i = 1, na[j] do args[i] = ARGV[at_arg[j] + i] end
+  for i = 1, ARGV[at_arg[j] - 1] + 0 do keys[i] = KEYS[at_key[j] + i] end
+  for i = 1, ARGV[at_arg[j]] + 0 do args[i] = ARGV[at_arg[j] + i] end
   args[${deadline}] = ''
   return keys, args
 end
@@ -55,7 +64,7 @@ end
 local key_base, arg_base = 0, 0
 local function plain_call(j)
   key_base, arg_base = at_key[j] + 1, at_arg[j] + 2
-  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nk[j] - 1
+  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nb[j]
 end
 local function plain_budget(i)
   return KEYS[key_base + i], ARGV[arg_base + 2 * i], ARGV[arg_base + 2 * i - 1]
@@ -77,7 +86,7 @@ ${PLAIN_STEPS}
 local res = { 'b', rt_us }
 for j = 1, m do
   local ok, reply
-  if kind[j] == 'p' then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
+  if nb[j] then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
   if not ok then reply = { '!', type(reply) == 'table' and tostring(reply.err) or tostring(reply) } end
   res[2 + j] = reply
 end
@@ -117,7 +126,7 @@ end`;
 const MEMO_LOOKUP = `local function look_up_memos()
   local groups = {}
   for j = 1, m do
-    if kind[j] == 'p' then
+    if nb[j] then
       local hash, _, nonce = plain_call(j)
       local group = groups[hash]
       if not group then group = { js = {}, nonces = {} }; groups[hash] = group end
@@ -134,7 +143,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "5c1ec0ae9a0f0643fd8a388a4dfd5a640fe63e58",
+  sha: "1a14e932f2bc3c2263b9e794ce5743a0135f29df",
 };
 
 /**
@@ -147,12 +156,13 @@ export const CHARGE_BATCH: Script = {
 export function batchCall(inputs: readonly ChargeCallInput[], plainOf: (input: ChargeCallInput) => boolean = isPlain): ScriptCall {
   const { clock, memoTtlMs } = inputs[0]!;
   const keys: string[] = [];
-  const args: string[] = ["", String(inputs.length), clock, String(memoTtlMs), String(EXPIRY_SLACK_MS)];
+  const args: string[] = ["", String(inputs.length), clock, String(memoTtlMs)];
   for (const input of inputs) {
     const plain = plainOf(input);
     const call = plain ? plainCall(input) : chargeCall(input);
     for (const key of call.keys) keys.push(key);
-    args.push(plain ? "p" : "f", String(call.keys.length), String(call.args.length));
+    if (plain) args.push(String(input.budgets.length));
+    else args.push("f", String(call.keys.length), String(call.args.length));
     for (const arg of call.args) args.push(arg);
   }
   return { keys, args };
