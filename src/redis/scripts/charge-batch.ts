@@ -101,7 +101,8 @@ return res
 const PLAIN_STEPS = `${REPLAY_PLAIN}
 
 -- a plain charge's memo, kept for the end (written with its hash's others: one HSET per memo hash)
-local function keep_memo(hash, nonce, memo)
+local function keep_memo(hash, nonce, res, n, now)
+${indented(PLAIN_MEMO)}
   local fields = writes[hash]
   if not fields then fields = {}; writes[hash] = fields end
   fields[#fields + 1], fields[#fields + 2] = nonce, memo
@@ -115,10 +116,7 @@ local function charge_plain(j)
   local now = clock == 'r' and ${REDIS_MS} or now_text + 0
   local res, spent
 ${indented(budgetSteps("plain_budget"))}
-  if memo_ttl ~= '0' then
-${indented(indented(PLAIN_MEMO))}
-    keep_memo(hash, nonce, memo)
-  end
+  if memo_ttl ~= '0' then keep_memo(hash, nonce, res, n, now) end
   return res
 end`;
 
@@ -143,7 +141,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "1a14e932f2bc3c2263b9e794ce5743a0135f29df",
+  sha: "1c086ddc9bd4c9ad603dd3a8ed9885fe42c5dda8",
 };
 
 /**

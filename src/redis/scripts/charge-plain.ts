@@ -49,7 +49,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "3612a92ce5758a8f554cadc43736e39539efefd6",
+  sha: "c5a1e59c2ed3f1166a3568a82c154be60d3cf123",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

@@ -31,8 +31,9 @@ import { indented } from "./script.js";
 export function budgetSteps(budget: string): string {
   return `-- mirrors runCharge's budget steps (src/charge.ts): when a budget is spent nothing is charged (DESIGN §2),
 -- else every budget is. res: { kind, Redis time (µs), now ('' with the host clock), a, b, count_1, resetAt_1, ... }
-res, spent = { 's', rt_us, clock == 'r' and num(now) or '', '', '' }, false
-local at = {} -- budget i's stored start and size, at 2i - 1 and 2i
+-- res and at are made as large as two budgets fill them (a table that grows is rehashed at each power of two)
+res, spent = { 's', rt_us, clock == 'r' and num(now) or '', '', '', false, false, false, false }, false
+local at = { false, false, false, false } -- budget i's stored start and size, at 2i - 1 and 2i
 for i = 1, n do
   local key, win_text, limit = ${budget}(i)
   local win = win_text + 0
@@ -41,6 +42,7 @@ ${indented(OPEN_WINDOW)}
   res[4 + 2 * i], res[5 + 2 * i], at[2 * i - 1], at[2 * i] = count, reset, start, r[3]
   if count >= limit + 0 then spent = true end
 end
+for i = 6 + 2 * n, 9 do res[i] = nil end -- fewer than two budgets: the reply ends after the last
 if not spent then
   res[1], res[4] = 'c', '0'
   for i = 1, n do

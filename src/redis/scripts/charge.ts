@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "c398d8021131fdd9d887e356c78e230ba07a1a23",
+  sha: "873a96d6bbfe63e3b98440df1be01ea4aeefa8fa",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */
