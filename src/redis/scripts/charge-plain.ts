@@ -15,19 +15,21 @@ import { indented, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: 1 memo hash (this store's, this time slot's), budget_1..budget_n.
- * ARGV: 1 deadline (Redis ms; '' = none), 2 clock (h|r), 3 memo hash ttl ms ('0': no retries, no
- *   memo), 4 now, 5 this call's nonce, then limit_i, window_i. The expiry slack is a literal (a
- *   constant: one ARGV fewer to build into Redis's ARGV table on every call).
+ * ARGV: 1 deadline (Redis ms; '' = none), 2 memo hash ttl ms ('0': no retries, no memo), 3 now (the
+ *   host's ms; '' = Redis's clock decides: with `clock: "redis"` there is no host time to send), 4 this
+ *   call's nonce, then limit_i, window_i. The clock is the now argument's, and the expiry slack a
+ *   literal (a constant): every argument is one more string for Redis to build into ARGV on every
+ *   call, and a table of nine is rehashed once more than one of eight.
  * Reply: as `CHARGE`'s, of kind s or c; { 'e', Redis time (µs) } when the call ran past its deadline and
  *   did nothing.
  */
 export const CHARGE_PLAIN: Script = {
   source: `-- KEYS and ARGV, named (plainChargeCall in scripts/charge-plain.ts builds them)
-local deadline, clock, memo_ttl, now_arg, nonce = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local memo_key, n, slack = KEYS[1], #KEYS - 1, ${EXPIRY_SLACK_MS}
+local deadline, memo_ttl, now_arg, nonce = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local memo_key, n, slack, clock = KEYS[1], #KEYS - 1, ${EXPIRY_SLACK_MS}, ARGV[3] == '' and 'r' or 'h'
 -- budget i (1..n): its key, its window as text (as a window records it) and its limit as text
 local function budget(i)
-  return KEYS[1 + i], ARGV[5 + 2 * i], ARGV[4 + 2 * i]
+  return KEYS[1 + i], ARGV[4 + 2 * i], ARGV[3 + 2 * i]
 end
 ${NUM}${REDIS_TIME}
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
@@ -49,7 +51,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "c5a1e59c2ed3f1166a3568a82c154be60d3cf123",
+  sha: "688e2cb32c6a03db7323d46e2ca1775f9f1317e3",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */
@@ -72,7 +74,8 @@ export function isPlain(input: Pick<ChargeCallInput, "idempotency" | "cap">): bo
 /** Encodes KEYS and ARGV of `CHARGE_PLAIN` (see the script for the layout). */
 export function plainChargeCall(input: ChargeCallInput): ScriptCall {
   const { keys, args } = plainCall(input);
-  return { keys, args: ["", input.clock, String(input.memoTtlMs), ...args] };
+  if (input.clock === "r") args[0] = "";
+  return { keys, args: ["", String(input.memoTtlMs), ...args] };
 }
 
 /** One charge sent alone: the script, its KEYS and ARGV, and where its deadline goes. */
