@@ -141,7 +141,8 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     const late = (await slowFirst.original()) as unknown[];
     expect(late[0]).toBe("b");
     expect(late, "the batch's kind, Redis's time and the 10 charges' replies").toHaveLength(12);
-    for (const part of late.slice(2) as unknown[][]) expect([part[0], String(part[5])]).toEqual(["c", "1"]);
+    // plain charges: CHARGE_PLAIN's replies, { 'C', time, now, count, resetAt }
+    for (const part of late.slice(2) as unknown[][]) expect([part[0], String(part[3])]).toEqual(["C", "1"]);
     for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
@@ -158,10 +159,11 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     expect(scripts, "one batch, sent twice").toEqual([CHARGE_BATCH.sha, CHARGE_BATCH.sha]);
     outcomes.forEach((o, i) => expect(o, `charge ${i}`).toMatchObject(i % 2 === 1 ? { kind: "charged", member: "m" + String((i + 1) / 2) } : { kind: "charged" }));
     const late = (await slowFirst.original()) as unknown[][];
-    expect(late.slice(2).map((part) => String(part[0]))).toEqual(Array(12).fill("c"));
+    // even: plain (CHARGE_PLAIN's reply, C, its first count at 3); odd: full (CHARGE's, c, at 5)
+    expect(late.slice(2).map((part) => String(part[0]))).toEqual(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? "C" : "c")));
     // the late original changed nothing: 4 charges on each of the 3 budget keys, one member on each cap
     for (let k = 0; k < 3; k++) expect((await store.read(budgets(k), T0 + 1_000))[0]!.count, `budget ${k}`).toBe(4);
-    expect(late.slice(2).map((part) => String(part[5])).sort()).toEqual(outcomes.map((o) => String(o.windows[0]!.count)).sort());
+    expect(late.slice(2).map((part, i) => String(part[i % 2 === 0 ? 3 : 5])).sort()).toEqual(outcomes.map((o) => String(o.windows[0]!.count)).sort());
   });
 
   it("maxInFlight counts charges, not commands: 30 charges at once against a Redis that never answers, maxInFlight 10 → 10 sent (one batch), 20 refused at once", async () => {
@@ -281,7 +283,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     };
     for (const i of [0, 1]) expect(String((await send(i, "1"))[0]), "a deadline long past (Redis ms)").toBe("e");
     for (const i of [0, 1]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 0, resetAt: 0 }]);
-    for (const i of [0, 1]) expect(String((await send(i, ""))[0])).toBe("c");
+    for (const i of [0, 1]) expect(String((await send(i, ""))[0])).toBe(i === 1 ? "c" : "C");
     for (const i of [0, 1]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 

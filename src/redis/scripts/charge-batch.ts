@@ -28,7 +28,8 @@ import { indented, type Script, type ScriptCall } from "./script.js";
  *     ARGV as `chargeCall` builds them for `CHARGE`.
  *   A plain charge's shape is one argument (its KEYS and ARGV follow from n): each argument is one
  *   more string for Redis to build into ARGV, and each count one more conversion.
- * Reply: { 'b', Redis time (µs), reply_1, ..., reply_m } (each as `CHARGE` answers, or { '!', message });
+ * Reply: { 'b', Redis time (µs), reply_1, ..., reply_m } (a full charge's as `CHARGE` answers, a plain
+ *   one's as `CHARGE_PLAIN` does, or { '!', message });
  *   { 'e', Redis time (µs) } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
@@ -115,7 +116,7 @@ local function charge_plain(j)
   if found[j] then return replay_plain(found[j]) end
   local now = clock == 'r' and ${REDIS_MS} or now_text + 0
   local res, spent
-${indented(budgetSteps("plain_budget"))}
+${indented(budgetSteps("plain_budget", "plain"))}
   if memo_ttl ~= '0' then keep_memo(hash, nonce, res, n, now) end
   return res
 end`;
@@ -141,7 +142,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "1c086ddc9bd4c9ad603dd3a8ed9885fe42c5dda8",
+  sha: "f10a02053cd8fc6d3aa3f610f99593b8972792f3",
 };
 
 /**

@@ -9,7 +9,7 @@
 import type { Timed } from "../client.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, FIRST_ARG_TIMED, type ChargeCallInput } from "./charge.js";
-import { BUDGET_STEPS, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
+import { budgetStepsFunction, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { indented, type Script, type ScriptCall } from "./script.js";
 
@@ -20,7 +20,8 @@ import { indented, type Script, type ScriptCall } from "./script.js";
  *   call's nonce, then limit_i, window_i. The clock is the now argument's, and the expiry slack a
  *   literal (a constant): every argument is one more string for Redis to build into ARGV on every
  *   call, and a table of nine is rehashed once more than one of eight.
- * Reply: as `CHARGE`'s, of kind s or c; { 'e', Redis time (µs) } when the call ran past its deadline and
+ * Reply: { kind, Redis time (µs), now, count_1, resetAt_1, ... } of kind S or C (the `plain` layout,
+ *   charge-steps.ts; decoded by `decodeCharge`); { 'e', Redis time (µs) } when the call ran past its deadline and
  *   did nothing.
  */
 export const CHARGE_PLAIN: Script = {
@@ -42,7 +43,7 @@ ${indented(REPLAY_PLAIN)}
   return replay_plain(memo)
 end
 local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
-${BUDGET_STEPS}
+${budgetStepsFunction("plain")}
 -- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
 res = budget_steps(budget, n, now, rt_us, clock, slack, num)
 if memo_ttl == '0' then return res end
@@ -51,7 +52,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "688e2cb32c6a03db7323d46e2ca1775f9f1317e3",
+  sha: "bd9e1da2342cb98be46184924100267e0fe297ef",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

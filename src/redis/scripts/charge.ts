@@ -187,13 +187,14 @@ export function outcomeBase(now: string | undefined, flat: readonly string[]): P
   return now === "" || now === undefined ? { windows: readings(flat) } : { windows: readings(flat), now: Number(now) };
 }
 
-/** Decodes a charge reply of kind s, x, r or c (see `CHARGE`) into the store's outcome. */
+/** Decodes a charge reply of kind s, x, r or c (see `CHARGE`), or S or C (`CHARGE_PLAIN`), into the store's outcome. */
 export function decodeCharge(reply: unknown): ChargeOutcome {
   return outcomeOf(strings(reply, "charge"));
 }
 
 /**
- * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… }.
+ * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… },
+ * or of kind S and C (a plain charge's) { kind, Redis time, now, windows… }.
  * Read by index, each outcome built whole (a destructuring with a rest and object spreads were a
  * sixth of the host's time per charge).
  */
@@ -202,12 +203,17 @@ export function outcomeOf(reply: readonly string[]): ChargeOutcome {
   const now = reply[2];
   const a = reply[3];
   const b = reply[4];
-  const windows = readings(reply, 5);
+  // a plain charge's reply (S, C) has no a and b: its windows follow now
+  const windows = readings(reply, kind === "S" || kind === "C" ? 3 : 5);
   const redisNow = now === "" || now === undefined ? undefined : Number(now);
   let outcome: ChargeOutcome;
   switch (kind) {
     case "s":
+    case "S":
       outcome = { kind: "budget_spent", windows };
+      break;
+    case "C":
+      outcome = { kind: "charged", windows, replay: false };
       break;
     case "x":
       outcome = { kind: "conflict", windows, fingerprint: a! };
