@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { batchCall, CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
+import { batchCall, batchReplies, CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
 import { CHARGE_PLAIN, plainChargeCall } from "../../src/redis/scripts/charge-plain.js";
 import { CHARGE, chargeCall, type ChargeCallInput } from "../../src/redis/scripts/charge.js";
 import type { Script, ScriptCall } from "../../src/redis/scripts/script.js";
@@ -63,12 +63,14 @@ async function earlier(prefix: string, clock: "h" | "r", c: Case): Promise<void>
 /**
  * Sends `call` twice, as the store's retry would: the second reply is the first (but for Redis's
  * time), and the windows under `prefixes` (with `n[j]` budgets each) are as the first send left them.
+ * A batch's reply is compared charge by charge (`batchReplies`).
  */
 async function resend(script: Script, call: ScriptCall, prefixes: string[], n: number[]): Promise<void> {
   const stored = () => Promise.all(prefixes.map((p, j) => windows(p, n[j]!)));
-  const first = await send(script, call);
+  const split = (reply: unknown[]) => (script === CHARGE_BATCH ? [reply[0], reply[1], ...batchReplies(reply, n)] : reply);
+  const first = split(await send(script, call));
   const after = await stored();
-  const again = await send(script, call);
+  const again = split(await send(script, call));
   expect(timeless(again)).toEqual(timeless(first));
   expect(await stored()).toEqual(after);
 }

@@ -12,11 +12,11 @@
  */
 import type { ChargeOutcome } from "../../store.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./charge.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, outcomeOf, type ChargeCallInput } from "./charge.js";
 import { budgetSteps, MEMO, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { isPlain, plainCall } from "./charge-plain.js";
-import { indented, type Script, type ScriptCall } from "./script.js";
+import { indented, strings, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: every charge's KEYS, one charge after another.
@@ -28,8 +28,8 @@ import { indented, type Script, type ScriptCall } from "./script.js";
  *     ARGV as `chargeCall` builds them for `CHARGE`.
  *   A plain charge's shape is one argument (its KEYS and ARGV follow from n): each argument is one
  *   more string for Redis to build into ARGV, and each count one more conversion.
- * Reply: { 'b', Redis time (µs), reply_1, ..., reply_m } (a full charge's as `CHARGE` answers, a plain
- *   one's as `CHARGE_PLAIN` does, or { '!', message });
+ * Reply: { 'b', Redis time (µs), then the parts of reply_1, ..., of reply_m } (flat: a full charge's as
+ *   `CHARGE` answers, a plain one's as `CHARGE_PLAIN` does, or '!', message; see `batchStarts`);
  *   { 'e', Redis time (µs) } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
@@ -84,12 +84,16 @@ ${MEMO_LOOKUP}
 
 ${PLAIN_STEPS}
 
-local res = { 'b', rt_us }
+-- the charges' replies one after another in one flat reply (Redis probes every table of a reply for
+-- six special fields before converting it); the host splits it by each reply's kind and budgets
+local res, k = { 'b', rt_us }, 2
 for j = 1, m do
   local ok, reply
   if nb[j] then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
   if not ok then reply = { '!', type(reply) == 'table' and tostring(reply.err) or tostring(reply) } end
-  res[2 + j] = reply
+  local parts = #reply
+  for i = 1, parts do res[k + i] = reply[i] end
+  k = k + parts
 end
 -- a memo that cannot be written loses only itself: the replies go back (a memo is for a lost reply;
 -- a memo hash of the wrong type has failed the HMGET above already, before anything was charged)
@@ -142,7 +146,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "f10a02053cd8fc6d3aa3f610f99593b8972792f3",
+  sha: "98414f324cd20c49cbf0b801f87822ca70639859",
 };
 
 /**
@@ -168,21 +172,50 @@ export function batchCall(inputs: readonly ChargeCallInput[], plainOf: (input: C
 }
 
 /**
+ * Where each charge's reply starts in a batch's reply (and, last, where the reply ends). They come
+ * one after another in one flat reply, each as long as its kind and its charge's budgets make it: an
+ * error { '!', message } 2 parts, a plain charge's (S, C) 3 + 2n, a full charge's 5 + 2n. A reply
+ * whose parts do not add up so is refused whole (no charge is ever answered from another's parts).
+ *
+ * @param budgets - each charge's number of budgets, in the batch's order.
+ */
+function batchStarts(reply: unknown, budgets: readonly number[]): number[] {
+  const unexpected = () => new Error(`newsletter-policy/redis: unexpected reply to a batch of ${budgets.length} charges: ${String(reply)}`);
+  if (!Array.isArray(reply) || String(reply[0]) !== "b") throw unexpected();
+  const starts: number[] = [];
+  let at = 2;
+  for (const n of budgets) {
+    starts.push(at);
+    const kind = String(reply[at]);
+    at += kind === "!" ? 2 : kind === "S" || kind === "C" ? 3 + 2 * n : 5 + 2 * n;
+    if (at > reply.length) throw unexpected();
+  }
+  if (at !== reply.length) throw unexpected();
+  starts.push(at);
+  return starts;
+}
+
+/** A batch's reply split into its charges' replies (see {@link batchStarts}). */
+export function batchReplies(reply: unknown, budgets: readonly number[]): unknown[][] {
+  const starts = batchStarts(reply, budgets);
+  return budgets.map((_, j) => (reply as unknown[]).slice(starts[j], starts[j + 1]));
+}
+
+/**
  * Decodes a batch's reply: per charge, its outcome or the error it answered.
  *
- * @param count - how many charges the batch carried.
+ * @param budgets - each charge's number of budgets, in the batch's order.
  */
-export function decodeBatch(reply: unknown, count: number): (ChargeOutcome | Error)[] {
-  if (!Array.isArray(reply) || String(reply[0]) !== "b" || reply.length !== 2 + count) {
-    throw new Error(`newsletter-policy/redis: unexpected reply to a batch of ${count} charges: ${String(reply)}`);
-  }
+export function decodeBatch(reply: unknown, budgets: readonly number[]): (ChargeOutcome | Error)[] {
+  const starts = batchStarts(reply, budgets);
+  const flat = strings(reply, "charge");
   const out: (ChargeOutcome | Error)[] = [];
-  for (let j = 0; j < count; j++) {
-    const part: unknown = reply[2 + j];
-    if (Array.isArray(part) && String(part[0]) === "!") out.push(new Error(`newsletter-policy/redis: ${String(part[1])}`));
+  for (let j = 0; j < budgets.length; j++) {
+    const at = starts[j]!;
+    if (flat[at] === "!") out.push(new Error(`newsletter-policy/redis: ${flat[at + 1]}`));
     else {
       try {
-        out.push(decodeCharge(part));
+        out.push(outcomeOf(flat, at, starts[j + 1]));
       } catch (error) {
         out.push(error instanceof Error ? error : new Error(String(error)));
       }

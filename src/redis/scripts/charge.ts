@@ -194,17 +194,18 @@ export function decodeCharge(reply: unknown): ChargeOutcome {
 
 /**
  * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… },
- * or of kind S and C (a plain charge's) { kind, Redis time, now, windows… }.
+ * or of kind S and C (a plain charge's) { kind, Redis time, now, windows… }; the one that runs from
+ * part `at` to before part `end` (a batch's replies come one after another).
  * Read by index, each outcome built whole (a destructuring with a rest and object spreads were a
  * sixth of the host's time per charge).
  */
-export function outcomeOf(reply: readonly string[]): ChargeOutcome {
-  const kind = reply[0];
-  const now = reply[2];
-  const a = reply[3];
-  const b = reply[4];
+export function outcomeOf(reply: readonly string[], at = 0, end = reply.length): ChargeOutcome {
+  const kind = reply[at];
+  const now = reply[at + 2];
+  const a = reply[at + 3];
+  const b = reply[at + 4];
   // a plain charge's reply (S, C) has no a and b: its windows follow now
-  const windows = readings(reply, kind === "S" || kind === "C" ? 3 : 5);
+  const windows = readings(reply, at + (kind === "S" || kind === "C" ? 3 : 5), end);
   const redisNow = now === "" || now === undefined ? undefined : Number(now);
   let outcome: ChargeOutcome;
   switch (kind) {
@@ -225,7 +226,7 @@ export function outcomeOf(reply: readonly string[]): ChargeOutcome {
       outcome = b ? { kind: "charged", windows, replay: a === "1", member: b } : { kind: "charged", windows, replay: a === "1" };
       break;
     default:
-      throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${reply.join(" ")}`);
+      throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${reply.slice(at, end).join(" ")}`);
   }
   // set only when Redis's clock decided (an absent `now` is left out, not undefined)
   if (redisNow !== undefined) (outcome as { now?: number }).now = redisNow;
