@@ -76,7 +76,7 @@ export class Batcher {
     const { keys, args } = batchCall(batch.map((w) => w.input));
     this.link
       .run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length)
-      .then((reply) => decodeBatch(reply, batch.length))
+      .then((reply) => decodeBatch(reply, batch.map((w) => w.input.budgets.length)))
       .then(
         // each charge answers its own caller: its outcome, or the error it met inside the batch
         (outcomes) => batch.forEach((w, j) => (outcomes[j] instanceof Error ? w.reject(outcomes[j]) : w.resolve(outcomes[j]!))),

@@ -10,7 +10,7 @@ import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type Pol
 import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { CHARGE } from "../../src/redis/scripts/charge.js";
 import { CHARGE_PLAIN, loneCharge } from "../../src/redis/scripts/charge-plain.js";
-import { batchCall, CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
+import { batchCall, batchReplies, CHARGE_BATCH, decodeBatch } from "../../src/redis/scripts/charge-batch.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { T0, key } from "../fixtures.js";
 import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
@@ -140,9 +140,22 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     for (const outcome of outcomes) expect(outcome).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
     const late = (await slowFirst.original()) as unknown[];
     expect(late[0]).toBe("b");
-    expect(late, "the batch's kind, Redis's time and the 10 charges' replies").toHaveLength(12);
-    for (const part of late.slice(2) as unknown[][]) expect([part[0], String(part[5])]).toEqual(["c", "1"]);
+    expect(late, "the batch's kind, Redis's time and the 10 charges' replies, flat: 5 parts each").toHaveLength(2 + 10 * 5);
+    // plain charges: CHARGE_PLAIN's replies, { 'C', time, now, count, resetAt }
+    const parts = batchReplies(late, Array(10).fill(1));
+    expect(parts).toHaveLength(10);
+    for (const part of parts) expect([part[0], String(part[3])]).toEqual(["C", "1"]);
     for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+
+  it("a batch's flat reply is split by each reply's kind and its charge's budgets; one whose parts do not add up is refused whole, never answered from another charge's parts", () => {
+    const reply = ["b", 7, "C", 7, "", 1, 100, 2, 200, "!", "WRONGTYPE", "c", 7, "", "0", "m1", 3, 300, "S", 7, "", 5, 500];
+    expect(batchReplies(reply, [2, 0, 1, 1])).toEqual([["C", 7, "", 1, 100, 2, 200], ["!", "WRONGTYPE"], ["c", 7, "", "0", "m1", 3, 300], ["S", 7, "", 5, 500]]);
+    expect(decodeBatch(reply, [2, 0, 1, 1]).map((o) => (o instanceof Error ? "error" : o.kind))).toEqual(["charged", "error", "charged", "budget_spent"]);
+    // one budget too many or too few for any charge: the parts no longer add up
+    for (const budgets of [[1, 0, 1, 1], [2, 0, 2, 1], [2, 0, 1, 0], [2, 0, 1], [2, 0, 1, 1, 1]]) {
+      expect(() => batchReplies(reply, budgets), String(budgets)).toThrow(/unexpected reply to a batch/);
+    }
   });
 
   it("a batch of plain and full charges whose memos fall in two memo hashes, resent after a timeout: each charge counted once, every late reply from its memo", async () => {
@@ -157,11 +170,12 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     const outcomes = await Promise.all(requests.map((r) => store.charge(r)));
     expect(scripts, "one batch, sent twice").toEqual([CHARGE_BATCH.sha, CHARGE_BATCH.sha]);
     outcomes.forEach((o, i) => expect(o, `charge ${i}`).toMatchObject(i % 2 === 1 ? { kind: "charged", member: "m" + String((i + 1) / 2) } : { kind: "charged" }));
-    const late = (await slowFirst.original()) as unknown[][];
-    expect(late.slice(2).map((part) => String(part[0]))).toEqual(Array(12).fill("c"));
+    const late = batchReplies(await slowFirst.original(), Array(12).fill(1));
+    // even: plain (CHARGE_PLAIN's reply, C, its first count at 3); odd: full (CHARGE's, c, at 5)
+    expect(late.map((part) => String(part[0]))).toEqual(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? "C" : "c")));
     // the late original changed nothing: 4 charges on each of the 3 budget keys, one member on each cap
     for (let k = 0; k < 3; k++) expect((await store.read(budgets(k), T0 + 1_000))[0]!.count, `budget ${k}`).toBe(4);
-    expect(late.slice(2).map((part) => String(part[5])).sort()).toEqual(outcomes.map((o) => String(o.windows[0]!.count)).sort());
+    expect(late.map((part, i) => String(part[i % 2 === 0 ? 3 : 5])).sort()).toEqual(outcomes.map((o) => String(o.windows[0]!.count)).sort());
   });
 
   it("maxInFlight counts charges, not commands: 30 charges at once against a Redis that never answers, maxInFlight 10 → 10 sent (one batch), 20 refused at once", async () => {
@@ -281,7 +295,7 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     };
     for (const i of [0, 1]) expect(String((await send(i, "1"))[0]), "a deadline long past (Redis ms)").toBe("e");
     for (const i of [0, 1]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 0, resetAt: 0 }]);
-    for (const i of [0, 1]) expect(String((await send(i, ""))[0])).toBe("c");
+    for (const i of [0, 1]) expect(String((await send(i, ""))[0])).toBe(i === 1 ? "c" : "C");
     for (const i of [0, 1]) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 

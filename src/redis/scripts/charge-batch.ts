@@ -12,41 +12,51 @@
  */
 import type { ChargeOutcome } from "../../store.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, decodeCharge, type ChargeCallInput } from "./charge.js";
-import { budgetSteps, MEMO } from "./charge-steps.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, outcomeOf, type ChargeCallInput } from "./charge.js";
+import { budgetSteps, MEMO, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { isPlain, plainCall } from "./charge-plain.js";
-import { indented, type Script, type ScriptCall } from "./script.js";
+import { indented, strings, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: every charge's KEYS, one charge after another.
  * ARGV: 1 deadline (Redis ms; '' = none), 2 m (how many charges), 3 clock (h|r), 4 memo hash ttl ms
- *   ('0': no retries, no memos), 5 expiry slack ms; then per charge: its kind ('p' plain, 'f' full),
- *   its number of KEYS, its number of ARGV, its ARGV.
- *   - full (an idempotency key or a cap): KEYS and ARGV as `chargeCall` builds them for `CHARGE`;
- *   - plain (neither): KEYS memo hash, budget_1..budget_n; ARGV now, nonce, then limit_i, window_i
- *     (`plainCall`).
- * Reply: { 'b', Redis time (µs), reply_1, ..., reply_m } (each as `CHARGE` answers, or { '!', message });
+ *   ('0': no retries, no memos); then per charge:
+ *   - plain (neither idempotency key nor cap): its number of budgets n, then now, nonce, limit_i,
+ *     window_i (`plainCall`); its KEYS memo hash, budget_1..budget_n;
+ *   - full (an idempotency key or a cap): 'f', its number of KEYS, its number of ARGV, then KEYS and
+ *     ARGV as `chargeCall` builds them for `CHARGE`.
+ *   A plain charge's shape is one argument (its KEYS and ARGV follow from n): each argument is one
+ *   more string for Redis to build into ARGV, and each count one more conversion.
+ * Reply: { 'b', Redis time (µs), then the parts of reply_1, ..., of reply_m } (flat: a full charge's as
+ *   `CHARGE` answers, a plain one's as `CHARGE_PLAIN` does, or '!', message; see `batchStarts`);
  *   { 'e', Redis time (µs) } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
   const deadline = CHARGE_TIMED.deadlineArg + 1;
   return `-- KEYS and ARGV, named (batchCall in scripts/charge-batch.ts builds them)
-local deadline, m, clock, memo_ttl, slack = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
--- charge j: its kind ('p' plain, 'f' full), and its nk[j] KEYS and na[j] ARGV, the ones after
--- KEYS[at_key[j]] and ARGV[at_arg[j]]
-local kind, at_key, at_arg, nk, na = {}, {}, {}, {}, {}
-local next_key, next_arg = 0, 5
+local deadline, m, clock, memo_ttl, slack = ARGV[1], ARGV[2] + 0, ARGV[3], ARGV[4], ${EXPIRY_SLACK_MS}
+-- charge j: plain with nb[j] budgets, or full (nb[j] false: its counts of KEYS and ARGV are the two
+-- arguments up to ARGV[at_arg[j]]); its KEYS and ARGV are the ones after KEYS[at_key[j]] and ARGV[at_arg[j]]
+local nb, at_key, at_arg = {}, {}, {}
+local next_key, next_arg = 0, 4
 for j = 1, m do
-  kind[j], nk[j], na[j] = ARGV[next_arg + 1], tonumber(ARGV[next_arg + 2]), tonumber(ARGV[next_arg + 3])
-  at_key[j], at_arg[j] = next_key, next_arg + 3
-  next_key, next_arg = next_key + nk[j], next_arg + 3 + na[j]
+  local shape = ARGV[next_arg + 1]
+  if shape == 'f' then
+    local nk, na = ARGV[next_arg + 2] + 0, ARGV[next_arg + 3] + 0
+    nb[j], at_key[j], at_arg[j] = false, next_key, next_arg + 3
+    next_key, next_arg = next_key + nk, next_arg + 3 + na
+  else
+    local n = shape + 0
+    nb[j], at_key[j], at_arg[j] = n, next_key, next_arg + 1
+    next_key, next_arg = next_key + 1 + n, next_arg + 3 + 2 * n
+  end
 end
 -- a full charge's KEYS and ARGV, as CHARGE takes them (the deadline is the batch's, checked once)
 local function full_call(j)
   local keys, args = {}, {}
-  for i = 1, nk[j] do keys[i] = KEYS[at_key[j] + i] end
-  for i = 1, na[j] do args[i] = ARGV[at_arg[j] + i] end
+  for i = 1, ARGV[at_arg[j] - 1] + 0 do keys[i] = KEYS[at_key[j] + i] end
+  for i = 1, ARGV[at_arg[j]] + 0 do args[i] = ARGV[at_arg[j] + i] end
   args[${deadline}] = ''
   return keys, args
 end
@@ -55,7 +65,7 @@ end
 local key_base, arg_base = 0, 0
 local function plain_call(j)
   key_base, arg_base = at_key[j] + 1, at_arg[j] + 2
-  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nk[j] - 1
+  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nb[j]
 end
 local function plain_budget(i)
   return KEYS[key_base + i], ARGV[arg_base + 2 * i], ARGV[arg_base + 2 * i - 1]
@@ -74,12 +84,16 @@ ${MEMO_LOOKUP}
 
 ${PLAIN_STEPS}
 
-local res = { 'b', rt_us }
+-- the charges' replies one after another in one flat reply (Redis probes every table of a reply for
+-- six special fields before converting it); the host splits it by each reply's kind and budgets
+local res, k = { 'b', rt_us }, 2
 for j = 1, m do
   local ok, reply
-  if kind[j] == 'p' then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
+  if nb[j] then ok, reply = pcall(charge_plain, j) else ok, reply = pcall(charge_one, full_call(j)) end
   if not ok then reply = { '!', type(reply) == 'table' and tostring(reply.err) or tostring(reply) } end
-  res[2 + j] = reply
+  local parts = #reply
+  for i = 1, parts do res[k + i] = reply[i] end
+  k = k + parts
 end
 -- a memo that cannot be written loses only itself: the replies go back (a memo is for a lost reply;
 -- a memo hash of the wrong type has failed the HMGET above already, before anything was charged)
@@ -89,19 +103,25 @@ return res
 }
 
 /** A plain charge's run (its memo kept for the end, saved with `save_memos`). */
-const PLAIN_STEPS = `-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
+const PLAIN_STEPS = `${REPLAY_PLAIN}
+
+-- a plain charge's memo, kept for the end (written with its hash's others: one HSET per memo hash)
+local function keep_memo(hash, nonce, res, n, now)
+${indented(PLAIN_MEMO)}
+  local fields = writes[hash]
+  if not fields then fields = {}; writes[hash] = fields end
+  fields[#fields + 1], fields[#fields + 2] = nonce, memo
+end
+
+-- a plain charge: runCharge's budget steps (src/charge.ts; with neither idempotency key nor cap it
 -- stops there), the same text CHARGE runs, and its memo kept for the end
 local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
-  if found[j] then return replay(found[j]) end
+  if found[j] then return replay_plain(found[j]) end
   local now = clock == 'r' and ${REDIS_MS} or now_text + 0
   local res, spent
-${indented(budgetSteps("plain_budget"))}
-  if memo_ttl ~= '0' then
-    local fields = writes[hash]
-    if not fields then fields = {}; writes[hash] = fields end
-    fields[#fields + 1], fields[#fields + 2] = nonce, memo_of(res)
-  end
+${indented(budgetSteps("plain_budget", "plain"))}
+  if memo_ttl ~= '0' then keep_memo(hash, nonce, res, n, now) end
   return res
 end`;
 
@@ -109,7 +129,7 @@ end`;
 const MEMO_LOOKUP = `local function look_up_memos()
   local groups = {}
   for j = 1, m do
-    if kind[j] == 'p' then
+    if nb[j] then
       local hash, _, nonce = plain_call(j)
       local group = groups[hash]
       if not group then group = { js = {}, nonces = {} }; groups[hash] = group end
@@ -126,7 +146,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "81d462dd104b0c77b3bf76524df8a9b5b106f48e",
+  sha: "98414f324cd20c49cbf0b801f87822ca70639859",
 };
 
 /**
@@ -139,33 +159,63 @@ export const CHARGE_BATCH: Script = {
 export function batchCall(inputs: readonly ChargeCallInput[], plainOf: (input: ChargeCallInput) => boolean = isPlain): ScriptCall {
   const { clock, memoTtlMs } = inputs[0]!;
   const keys: string[] = [];
-  const args: string[] = ["", String(inputs.length), clock, String(memoTtlMs), String(EXPIRY_SLACK_MS)];
+  const args: string[] = ["", String(inputs.length), clock, String(memoTtlMs)];
   for (const input of inputs) {
     const plain = plainOf(input);
     const call = plain ? plainCall(input) : chargeCall(input);
     for (const key of call.keys) keys.push(key);
-    args.push(plain ? "p" : "f", String(call.keys.length), String(call.args.length));
+    if (plain) args.push(String(input.budgets.length));
+    else args.push("f", String(call.keys.length), String(call.args.length));
     for (const arg of call.args) args.push(arg);
   }
   return { keys, args };
 }
 
 /**
+ * Where each charge's reply starts in a batch's reply (and, last, where the reply ends). They come
+ * one after another in one flat reply, each as long as its kind and its charge's budgets make it: an
+ * error { '!', message } 2 parts, a plain charge's (S, C) 3 + 2n, a full charge's 5 + 2n. A reply
+ * whose parts do not add up so is refused whole (no charge is ever answered from another's parts).
+ *
+ * @param budgets - each charge's number of budgets, in the batch's order.
+ */
+function batchStarts(reply: unknown, budgets: readonly number[]): number[] {
+  const unexpected = () => new Error(`newsletter-policy/redis: unexpected reply to a batch of ${budgets.length} charges: ${String(reply)}`);
+  if (!Array.isArray(reply) || String(reply[0]) !== "b") throw unexpected();
+  const starts: number[] = [];
+  let at = 2;
+  for (const n of budgets) {
+    starts.push(at);
+    const kind = String(reply[at]);
+    at += kind === "!" ? 2 : kind === "S" || kind === "C" ? 3 + 2 * n : 5 + 2 * n;
+    if (at > reply.length) throw unexpected();
+  }
+  if (at !== reply.length) throw unexpected();
+  starts.push(at);
+  return starts;
+}
+
+/** A batch's reply split into its charges' replies (see {@link batchStarts}). */
+export function batchReplies(reply: unknown, budgets: readonly number[]): unknown[][] {
+  const starts = batchStarts(reply, budgets);
+  return budgets.map((_, j) => (reply as unknown[]).slice(starts[j], starts[j + 1]));
+}
+
+/**
  * Decodes a batch's reply: per charge, its outcome or the error it answered.
  *
- * @param count - how many charges the batch carried.
+ * @param budgets - each charge's number of budgets, in the batch's order.
  */
-export function decodeBatch(reply: unknown, count: number): (ChargeOutcome | Error)[] {
-  if (!Array.isArray(reply) || String(reply[0]) !== "b" || reply.length !== 2 + count) {
-    throw new Error(`newsletter-policy/redis: unexpected reply to a batch of ${count} charges: ${String(reply)}`);
-  }
+export function decodeBatch(reply: unknown, budgets: readonly number[]): (ChargeOutcome | Error)[] {
+  const starts = batchStarts(reply, budgets);
+  const flat = strings(reply, "charge");
   const out: (ChargeOutcome | Error)[] = [];
-  for (let j = 0; j < count; j++) {
-    const part: unknown = reply[2 + j];
-    if (Array.isArray(part) && String(part[0]) === "!") out.push(new Error(`newsletter-policy/redis: ${String(part[1])}`));
+  for (let j = 0; j < budgets.length; j++) {
+    const at = starts[j]!;
+    if (flat[at] === "!") out.push(new Error(`newsletter-policy/redis: ${flat[at + 1]}`));
     else {
       try {
-        out.push(decodeCharge(part));
+        out.push(outcomeOf(flat, at, starts[j + 1]));
       } catch (error) {
         out.push(error instanceof Error ? error : new Error(String(error)));
       }

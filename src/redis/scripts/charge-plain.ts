@@ -9,41 +9,50 @@
 import type { Timed } from "../client.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, FIRST_ARG_TIMED, type ChargeCallInput } from "./charge.js";
-import { BUDGET_STEPS, MEMO } from "./charge-steps.js";
+import { budgetStepsFunction, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
-import type { Script, ScriptCall } from "./script.js";
+import { indented, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: 1 memo hash (this store's, this time slot's), budget_1..budget_n.
- * ARGV: 1 deadline (Redis ms; '' = none), 2 clock (h|r), 3 memo hash ttl ms ('0': no retries, no
- *   memo), 4 expiry slack ms, 5 now, 6 this call's nonce, then limit_i, window_i.
- * Reply: as `CHARGE`'s, of kind s or c; { 'e', Redis time (µs) } when the call ran past its deadline and
+ * ARGV: 1 deadline (Redis ms; '' = none), 2 memo hash ttl ms ('0': no retries, no memo), 3 now (the
+ *   host's ms; '' = Redis's clock decides: with `clock: "redis"` there is no host time to send), 4 this
+ *   call's nonce, then limit_i, window_i. The clock is the now argument's, and the expiry slack a
+ *   literal (a constant): every argument is one more string for Redis to build into ARGV on every
+ *   call, and a table of nine is rehashed once more than one of eight.
+ * Reply: { kind, Redis time (µs), now, count_1, resetAt_1, ... } of kind S or C (the `plain` layout,
+ *   charge-steps.ts; decoded by `decodeCharge`); { 'e', Redis time (µs) } when the call ran past its deadline and
  *   did nothing.
  */
 export const CHARGE_PLAIN: Script = {
   source: `-- KEYS and ARGV, named (plainChargeCall in scripts/charge-plain.ts builds them)
-local deadline, clock, memo_ttl, slack = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local now_arg, nonce, memo_key, n = ARGV[5], ARGV[6], KEYS[1], #KEYS - 1
+local deadline, memo_ttl, now_arg, nonce = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local memo_key, n, slack, clock = KEYS[1], #KEYS - 1, ${EXPIRY_SLACK_MS}, ARGV[3] == '' and 'r' or 'h'
 -- budget i (1..n): its key, its window as text (as a window records it) and its limit as text
 local function budget(i)
-  return KEYS[1 + i], ARGV[6 + 2 * i], ARGV[5 + 2 * i]
+  return KEYS[1 + i], ARGV[4 + 2 * i], ARGV[3 + 2 * i]
 end
 ${NUM}${REDIS_TIME}
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
 if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
-${MEMO}
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
 -- time. With no retries (a memo lifetime of 0) there is no memo to look for.
 local memo = memo_ttl ~= '0' and redis.call('HGET', memo_key, nonce)
-if memo then return replay(memo) end
+if memo then
+${indented(REPLAY_PLAIN)}
+  return replay_plain(memo)
+end
 local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
-${BUDGET_STEPS}
+${budgetStepsFunction("plain")}
 -- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
-budget_steps()
-if memo_ttl ~= '0' then save_memos(memo_key, { nonce, memo_of(res) }) end
+res = budget_steps(budget, n, now, rt_us, clock, slack, num)
+if memo_ttl == '0' then return res end
+${PLAIN_MEMO}
+redis.call('HSET', memo_key, nonce, memo)
+redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "dc056e46ca56513e1e519e176f71effd98e3de4a",
+  sha: "bd9e1da2342cb98be46184924100267e0fe297ef",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */
@@ -66,7 +75,8 @@ export function isPlain(input: Pick<ChargeCallInput, "idempotency" | "cap">): bo
 /** Encodes KEYS and ARGV of `CHARGE_PLAIN` (see the script for the layout). */
 export function plainChargeCall(input: ChargeCallInput): ScriptCall {
   const { keys, args } = plainCall(input);
-  return { keys, args: ["", input.clock, String(input.memoTtlMs), String(EXPIRY_SLACK_MS), ...args] };
+  if (input.clock === "r") args[0] = "";
+  return { keys, args: ["", String(input.memoTtlMs), ...args] };
 }
 
 /** One charge sent alone: the script, its KEYS and ARGV, and where its deadline goes. */

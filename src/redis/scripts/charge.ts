@@ -60,7 +60,7 @@ if memo then return replay(memo) end
 ${CHARGE_STEP}
 -- DESIGN §2: a request refused because a budget is spent charges nothing (remembered, as every reply);
 -- one refused by the plan is charged (runCharge), and answered as charged
-budget_steps()
+res, spent = budget_steps(budget, n, now, rt_us, clock, slack, num)
 if spent or refused then return remember(res) end
 -- neither idempotency key nor cap: charged (what follows is defined only for the calls that need it)
 if not idem_key and cap_limit == '' then return remember(res) end
@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "48c584777f5a3164e71418618b6658eb4cc7c9f5",
+  sha: "873a96d6bbfe63e3b98440df1be01ea4aeefa8fa",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */
@@ -187,27 +187,34 @@ export function outcomeBase(now: string | undefined, flat: readonly string[]): P
   return now === "" || now === undefined ? { windows: readings(flat) } : { windows: readings(flat), now: Number(now) };
 }
 
-/** Decodes a charge reply of kind s, x, r or c (see `CHARGE`) into the store's outcome. */
+/** Decodes a charge reply of kind s, x, r or c (see `CHARGE`), or S or C (`CHARGE_PLAIN`), into the store's outcome. */
 export function decodeCharge(reply: unknown): ChargeOutcome {
   return outcomeOf(strings(reply, "charge"));
 }
 
 /**
- * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… }.
+ * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… },
+ * or of kind S and C (a plain charge's) { kind, Redis time, now, windows… }; the one that runs from
+ * part `at` to before part `end` (a batch's replies come one after another).
  * Read by index, each outcome built whole (a destructuring with a rest and object spreads were a
  * sixth of the host's time per charge).
  */
-export function outcomeOf(reply: readonly string[]): ChargeOutcome {
-  const kind = reply[0];
-  const now = reply[2];
-  const a = reply[3];
-  const b = reply[4];
-  const windows = readings(reply, 5);
+export function outcomeOf(reply: readonly string[], at = 0, end = reply.length): ChargeOutcome {
+  const kind = reply[at];
+  const now = reply[at + 2];
+  const a = reply[at + 3];
+  const b = reply[at + 4];
+  // a plain charge's reply (S, C) has no a and b: its windows follow now
+  const windows = readings(reply, at + (kind === "S" || kind === "C" ? 3 : 5), end);
   const redisNow = now === "" || now === undefined ? undefined : Number(now);
   let outcome: ChargeOutcome;
   switch (kind) {
     case "s":
+    case "S":
       outcome = { kind: "budget_spent", windows };
+      break;
+    case "C":
+      outcome = { kind: "charged", windows, replay: false };
       break;
     case "x":
       outcome = { kind: "conflict", windows, fingerprint: a! };
@@ -219,7 +226,7 @@ export function outcomeOf(reply: readonly string[]): ChargeOutcome {
       outcome = b ? { kind: "charged", windows, replay: a === "1", member: b } : { kind: "charged", windows, replay: a === "1" };
       break;
     default:
-      throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${reply.join(" ")}`);
+      throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${reply.slice(at, end).join(" ")}`);
   }
   // set only when Redis's clock decided (an absent `now` is left out, not undefined)
   if (redisNow !== undefined) (outcome as { now?: number }).now = redisNow;

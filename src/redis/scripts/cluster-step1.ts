@@ -38,7 +38,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "33773f777fe1978647aab63997e5239f26723038",
+  sha: "e549ee3ff9ac03b26ec32aed6a50766533006d66",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

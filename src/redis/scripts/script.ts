@@ -33,10 +33,10 @@ export function strings(reply: unknown, what: string): string[] {
   return reply.map(String);
 }
 
-/** Windows as the scripts reply with them: count_1, resetAt_1, count_2, resetAt_2, … (from part `from`). */
-export function readings(flat: readonly string[], from = 0): WindowReading[] {
+/** Windows as the scripts reply with them: count_1, resetAt_1, count_2, resetAt_2, … (from part `from`, before part `to`). */
+export function readings(flat: readonly string[], from = 0, to = flat.length): WindowReading[] {
   const out: WindowReading[] = [];
-  for (let i = from; i + 1 < flat.length; i += 2) out.push({ count: Number(flat[i]), resetAt: Number(flat[i + 1]) });
+  for (let i = from; i + 1 < to; i += 2) out.push({ count: Number(flat[i]), resetAt: Number(flat[i + 1]) });
   return out;
 }
 
