@@ -27,16 +27,16 @@ function cut(line: string, by: string): string {
   if (!source.includes(line)) throw new Error(`CHARGE no longer holds: ${line}`);
   return source.replace(line, by);
 }
-const DEADLINE = "if deadline ~= '' and rt > tonumber(deadline) then return { 'e', num(rt) } end";
-const READ = "if read_budgets(budget, n, now, windows) then return remember(reply('s', '', '')) end";
+const DEADLINE = "if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end";
+// the budget steps' charging half (once in CHARGE's source: in budget_steps)
+const CHARGING = "if not spent then\n";
 
 /** [row, script source, memo ttl ms (0 = no memo, as with `retries: 0`)] */
 const variants: [string, string, number][] = [
   ["EVALSHA of `return 1` (same KEYS/ARGV)", "return 1", 0],
   ["… + KEYS/ARGV named, `num`, TIME, the clock, closures", cut(DEADLINE, "do return { 'c' } end"), 0],
-  ["… + reading both budgets (HMGET, read_window)", cut(READ, "read_budgets(budget, n, now, windows) do return { 'c' } end"), 0],
-  ["… + the reply (numbers formatted, one table)", cut(READ, "read_budgets(budget, n, now, windows) do return reply('c', '', '') end"), 0],
-  ["… + charging both budgets: CHARGE with retries: 0", source, 0],
+  ["… + the budget steps without charging (HMGET both, the reply)", cut(CHARGING, "if false then\n"), 0],
+  ["… + charging both budgets (HSET): CHARGE with retries: 0", source, 0],
   ["… + the retry memo (HSET, PEXPIRE): CHARGE as by default", source, 60_000],
 ];
 
