@@ -1,10 +1,11 @@
 /**
  * A lone charge with neither an idempotency key nor a cap (a plain charge: a read, most writes):
  * `CHARGE_PLAIN`. For such a charge runCharge stops after its budget steps, so the script is those
- * steps (the text `CHARGE` and `CHARGE_BATCH` run, charge-steps.ts) behind a header of six
+ * steps (the text `CHARGE` and `CHARGE_BATCH` run, charge-steps.ts) behind a header of four
  * arguments, instead of `CHARGE`'s sixteen and the closures of the steps a plain charge never takes.
- * Its reply is `CHARGE`'s, decoded by `decodeCharge`. Redis Cluster sends it too: every key is in the
- * credential's slot.
+ * Its reply is `CHARGE`'s without the two parts a plain charge leaves empty (the plain layout,
+ * charge-steps.ts), decoded by `decodeCharge`; its memo is packed with `struct` (`PLAIN_MEMO`). Redis
+ * Cluster sends it too: every key is in the credential's slot.
  */
 import type { Timed } from "../client.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
@@ -27,7 +28,7 @@ import { indented, type Script, type ScriptCall } from "./script.js";
 export const CHARGE_PLAIN: Script = {
   source: `-- KEYS and ARGV, named (plainChargeCall in scripts/charge-plain.ts builds them)
 local deadline, memo_ttl, now_arg, nonce = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local memo_key, n, slack, clock = KEYS[1], #KEYS - 1, ${EXPIRY_SLACK_MS}, ARGV[3] == '' and 'r' or 'h'
+local memo_key, n, slack, clock = KEYS[1], #KEYS - 1, ${EXPIRY_SLACK_MS}, now_arg == '' and 'r' or 'h'
 -- budget i (1..n): its key, its window as text (as a window records it) and its limit as text
 local function budget(i)
   return KEYS[1 + i], ARGV[4 + 2 * i], ARGV[3 + 2 * i]
@@ -52,7 +53,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "bd9e1da2342cb98be46184924100267e0fe297ef",
+  sha: "7e0d93518560edf36c678c569be145414e7644ec",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

@@ -4,18 +4,19 @@
  * (charge.ts), after the header that names KEYS and ARGV (`n`, `budget(i)`, `idem_key`, …) and the
  * prelude (`num`, `rt`, `now`, `day_of`). The budget steps (`budgetSteps`) are code run in place over
  * a budget accessor, so that `CHARGE_PLAIN` and each plain charge of `CHARGE_BATCH` run the very same
- * text.
+ * text (in the layout of reply each script answers with: `ReplyLayout`).
  *
  * Redis runs a script's whole chunk on every call, so every `local function` is a new closure per
- * call, each local it captures one more upvalue to link, each table one more object (and each time
- * it grows, one more resize): the steps are in pieces, each defined just before the order first needs
- * it, so that a call which returns early (a deadline, a retry, a spent budget, a request with neither
- * idempotency key nor cap) builds none of the later ones; the budget steps are one function
- * (`budget_steps`), not one per step and helper, and none in the batch's plain charges, which run them
- * in place; a budget's key, window and limit are read
- * from KEYS/ARGV by `budget(i)`, not copied into tables; and each text is converted to a number once
- * (`tonumber` is Lua's strtod: a cost per call). Measured with callgrind (instructions per EVALSHA,
- * `npm run bench:redis:instructions`), not guessed.
+ * call, each local it captures one more upvalue made and closed per call, each table one more object
+ * (and each time it grows past a power of two, one more rehash): the steps are in pieces, each defined
+ * just before the order first needs it, so that a call which returns early (a deadline, a retry, a
+ * spent budget, a request with neither idempotency key nor cap) builds none of the later ones; the
+ * budget steps are one function (`budget_steps`) that takes what it reads as parameters, not one per
+ * step and helper, and none in the batch's plain charges, which run them in place; a budget's key,
+ * window and limit are read from KEYS/ARGV by `budget(i)`, not copied into tables; the reply is made
+ * at the size two budgets fill; and each text is converted to a number once, by arithmetic when the
+ * store or Redis wrote it (`tonumber` runs strtod twice, prelude.ts). Measured with callgrind
+ * (instructions per EVALSHA, `npm run bench:redis:instructions`), not guessed.
  */
 import { OPEN_WINDOW } from "./prelude.js";
 import { indented } from "./script.js";
