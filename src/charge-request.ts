@@ -7,7 +7,7 @@ import { dayOf } from "./calendar.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
-import { budgetKey, capKey, idempotencyKey, idempotencyScope, subjectKeys } from "./store-keys.js";
+import { budgetKey, capKey, idempotencyKey, idempotencyScope, type SubjectKeys } from "./store-keys.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
@@ -16,10 +16,10 @@ const LISTS_MAX = 16;
 
 /**
  * The budgets of a request as the store sees them. A hot credential's keys are built (and hashed
- * by the store's Map) once, not on every request: kept with its subject (`subjectOf`), bounded.
+ * by the store's Map) once, not on every request: kept with its subject (`subjectKeysOf`), bounded.
  */
-export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): readonly BudgetCharge[] {
-  const entry = subjectKeys(subject);
+export function budgetCharges(entry: SubjectKeys, budgets: readonly BudgetSpec[]): readonly BudgetCharge[] {
+  const subject = entry.subject;
   const at = entry.lists.indexOf(budgets);
   if (at >= 0) return entry.charges[at]!;
   const charges = Object.freeze(budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 })));
@@ -33,8 +33,9 @@ export function budgetCharges(subject: string, budgets: readonly BudgetSpec[]): 
 }
 
 /** Everything the store must check and charge for a planned request. */
-export function chargeRequest(plan: Plan, subject: string, config: CompiledConfig, now: number, id: string): ChargeRequest {
-  const budgets = budgetCharges(subject, plan.budgets);
+export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledConfig, now: number, id: string): ChargeRequest {
+  const subject = keys.subject;
+  const budgets = budgetCharges(keys, plan.budgets);
   if (plan.refusal !== undefined) return { id, now, budgets, refused: true };
   const given = plan.idempotencyKey;
   const scope = given === undefined ? "" : idempotencyScope(subject);

@@ -15,7 +15,7 @@ import { inputId, requestIdOf } from "./request-id.js";
 import { readDescriptor } from "./request.js";
 import { SnapshotTx } from "./snapshot-tx.js";
 import { usageData, type Usage } from "./snapshot.js";
-import { subjectOf } from "./store-keys.js";
+import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, PolicyRequest, ReleaseTicket, Roles } from "./types.js";
 
 
@@ -63,9 +63,9 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const read = readDescriptor(request);
   const planned = plan(config, read, credential, state.roles);
   const tx = new SnapshotTx(usage);
-  const subject = subjectOf(credential);
-  const requestId = requestIdOf(planned.requestId, () => inputId(subject, read, now, usageData(usage).seq));
-  const charge = chargeRequest(planned, subject, config, now, requestId);
+  const keys = subjectKeysOf(credential);
+  const requestId = requestIdOf(planned.requestId, () => inputId(keys.subject, read, now, usageData(usage).seq));
+  const charge = chargeRequest(planned, keys, config, now, requestId);
   const outcome = runCharge(tx, charge);
   const decision = present(planned, charge, outcome, config, now, requestId);
   return { decision, usage: tx.commit(now) };

@@ -14,7 +14,7 @@ import { present } from "./render.js";
 import { readDescriptor, type DescriptorRead } from "./request.js";
 import { isThenable } from "./thenable.js";
 import type { ChargeOutcome, ChargeRequest, PolicyStore } from "./store.js";
-import { subjectOf } from "./store-keys.js";
+import { subjectKeysOf } from "./store-keys.js";
 import type { Decision, PolicyRequest, ReleaseTicket, Who } from "./types.js";
 
 /** What a policy made of its options, shared by its methods. */
@@ -54,7 +54,7 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
   const scaled = insured(asked.config, insurance.share);
   // the same read of the descriptor as the first plan's: an untrusted object is read once
   const replanned = plan(scaled, read, who.credential, who.roles);
-  const charge = chargeRequest(replanned, subjectOf(who.credential), scaled, asked.t, asked.requestId);
+  const charge = chargeRequest(replanned, subjectKeysOf(who.credential), scaled, asked.t, asked.requestId);
   let outcome: ChargeOutcome;
   try {
     outcome = await insurance.store.charge(charge);
@@ -76,7 +76,7 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
   const read = readDescriptor(request);
   const planned = plan(config, read, who.credential, who.roles);
   const requestId = ctx.requestId(planned.requestId);
-  const charge = chargeRequest(planned, subjectOf(who.credential), config, t, requestId);
+  const charge = chargeRequest(planned, subjectKeysOf(who.credential), config, t, requestId);
   const asked: Asked = { planned, charge, config, t, requestId };
   let outcome: ChargeOutcome;
   try {

@@ -16,7 +16,7 @@ import { check, type PolicyContext } from "./policy-check.js";
 import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
-import { subjectOf } from "./store-keys.js";
+import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
 
 
@@ -49,15 +49,15 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
   assertCredential(credential);
   const effective = applyLimits(ctx.config, options?.limits, "limits");
   const t = ctx.now();
-  const subject = subjectOf(credential);
+  const keys = subjectKeysOf(credential);
   let budgets = effective.budgets;
   let readings;
   try {
-    readings = await ctx.store.read(budgetCharges(subject, budgets), t);
+    readings = await ctx.store.read(budgetCharges(keys, budgets), t);
   } catch (error) {
     if (ctx.insurance === undefined) throw error;
     budgets = insured(effective, ctx.insurance.share).budgets;
-    readings = await ctx.insurance.store.read(budgetCharges(subject, budgets), t);
+    readings = await ctx.insurance.store.read(budgetCharges(keys, budgets), t);
   }
   const out: RateLimitStatus["budgets"] = {};
   budgets.forEach((b, i) => {

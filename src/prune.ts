@@ -2,9 +2,8 @@
  * Forgetting what has expired in a snapshot: a little as `evaluate` goes (the leaf each change
  * writes, and one more leaf in turn), or all at once with {@link prune}.
  */
-import { nextSnapshot } from "./immer.js";
 import { assertNow, assertUsage } from "./host-input.js";
-import { replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { nextUsage, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
@@ -85,6 +84,5 @@ export function prune(snapshot: Usage, now: number): Usage {
   const keys = tidyAll(usage.keys, tidyKey(now));
   const caps = tidyAll(usage.caps, tidyCap(now));
   if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return snapshot;
-  const next = nextSnapshot<UsageData>(usage, { seq: usage.seq, ...(usage.at === undefined ? {} : { at: usage.at }), windows, caps, keys });
-  return next as unknown as Usage;
+  return nextUsage(usage, usage.seq, usage.at, windows, caps, keys);
 }

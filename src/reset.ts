@@ -9,13 +9,12 @@
  * Nothing else is touched: other credentials, other newsletters, a credential's share of a
  * newsletter's dispatch count (that count belongs to the newsletter).
  */
-import { nextSnapshot } from "./immer.js";
 import { resolveConfig, type CompiledConfig, type PolicyConfig } from "./config.js";
 import type { PolicyOptions } from "./config-types.js";
 import { PolicyConfigError } from "./errors.js";
 import { dayOf } from "./calendar.js";
 import { assertNow, assertUsage } from "./host-input.js";
-import { capMembers, changeIn, recordIn, recordsIn, usageData, type CapRecord, type Usage, type UsageData } from "./snapshot.js";
+import { capMembers, changeIn, nextUsage, recordIn, recordsIn, usageData, type CapRecord, type Usage } from "./snapshot.js";
 import { budgetKey, capKey, idempotencyScope, subjectOf } from "./store-keys.js";
 import type { ResetRequest } from "./store.js";
 import type { Credential } from "./types.js";
@@ -91,8 +90,7 @@ export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   for (const key of keys) nextKeys = changeIn(nextKeys, key, gone, same);
   // that day's count only; the idempotency records keep their charge, so a retry stays a replay
   for (const cap of caps) nextCaps = changeIn(nextCaps, cap.key, (r: CapRecord | undefined) => withoutDay(r!, cap.day), same);
-  const next = nextSnapshot<UsageData>(usage, { seq: usage.seq + 1, ...(usage.at === undefined ? {} : { at: usage.at }), windows: nextWindows, caps: nextCaps, keys: nextKeys });
-  return next as unknown as Usage;
+  return nextUsage(usage, usage.seq + 1, usage.at, nextWindows, nextCaps, nextKeys);
 }
 
 /**

@@ -5,10 +5,9 @@
  * instance, immer.ts) hands back the new top-level snapshot.
  */
 import { freeze } from "immer";
-import { nextSnapshot } from "./immer.js";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
-import { capMembers, changeIn, own, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { capMembers, changeIn, nextUsage, own, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
@@ -101,7 +100,6 @@ export class SnapshotTx implements CounterTx {
     for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]!);
     // immer hands back the new top level, built whole and frozen (immer.ts: then it walks nothing)
     const base = this.usage;
-    const snapshot = nextSnapshot<UsageData>(base, { seq, at: now, windows: next.windows ?? base.windows, caps: next.caps ?? base.caps, keys: next.keys ?? base.keys });
-    return snapshot as unknown as Usage;
+    return nextUsage(base, seq, now, next.windows ?? base.windows, next.caps ?? base.caps, next.keys ?? base.keys);
   }
 }

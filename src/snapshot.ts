@@ -4,6 +4,7 @@
  */
 import { freeze } from "immer";
 import { fnv1a } from "./hash.js";
+import { nextSnapshot } from "./immer.js";
 import type { KeyRecord, WindowRecord } from "./store.js";
 
 /**
@@ -89,6 +90,16 @@ export interface UsageData {
   readonly keys: Buckets<KeyRecord>;
 }
 
+
+/**
+ * The snapshot after a change of `base` (evaluate's commit, `release`, `prune`, `reset`): the three
+ * kinds as given, `seq`, and the time of the latest change `at` (left out while there is none),
+ * handed back through immer (immer.ts).
+ */
+export function nextUsage(base: UsageData, seq: number, at: number | undefined, windows: UsageData["windows"], caps: UsageData["caps"], keys: UsageData["keys"]): Usage {
+  const top: UsageData = at === undefined ? { seq, windows, caps, keys } : { seq, at, windows, caps, keys };
+  return nextSnapshot(base, top) as unknown as Usage;
+}
 
 export function own<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
   return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
@@ -207,31 +218,18 @@ function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> 
 
 /**
  * A leaf's records, each passed through `tidy`, as pairs, with `key`'s record replaced by what
- * `change` makes of it (removed when undefined); one pass, a leaf of pairs read by index.
+ * `change` makes of it (removed when undefined); one pass.
  */
 function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, key?: string, change?: (record: T | undefined) => T | undefined): BucketNode<T> {
   const out: (string | T)[] = [];
   let found: T | undefined;
-  if (Array.isArray(leaf)) {
-    const pairs = leaf as Pairs<T>;
-    for (let i = 0; i < pairs.length; i += 2) {
-      const k = pairs[i] as string;
-      const record = pairs[i + 1] as T;
-      if (k === key) found ??= record;
-      else {
-        const kept = tidy(record);
-        if (kept !== undefined) out.push(k, kept);
-      }
+  eachInLeaf(leaf, (k: string, record: T) => {
+    if (k === key) found ??= record;
+    else {
+      const kept = tidy(record);
+      if (kept !== undefined) out.push(k, kept);
     }
-  } else {
-    eachInLeaf(leaf, (k: string, record: T) => {
-      if (k === key) found ??= record;
-      else {
-        const kept = tidy(record);
-        if (kept !== undefined) out.push(k, kept);
-      }
-    });
-  }
+  });
   const value = change?.(found);
   if (key !== undefined && value !== undefined) out.push(key, value);
   if (out.length === 0) return NO_RECORDS;

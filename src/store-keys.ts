@@ -29,14 +29,12 @@ export class SubjectKeys {
  * computed once) and the same charges, found with one lookup per request.
  */
 const recentSubjects = { k: new Recent<SubjectKeys>(4096), o: new Recent<SubjectKeys>(4096) };
-/** The entry the last `subjectOf` found or built: `subjectKeys` of the same subject follows it. */
-let last: SubjectKeys | undefined;
 
 /**
- * Whose counters: spec §5.1 and §8.3 count budgets per API key or per OAuth authorisation, so an
- * API key and an authorisation that happen to share an id never share a budget.
+ * Whose counters, with the budget charges built for them: spec §5.1 and §8.3 count budgets per API
+ * key or per OAuth authorisation, so an API key and an authorisation that share an id never share a budget.
  */
-export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
+export function subjectKeysOf(credential: Pick<Credential, "id" | "kind">): SubjectKeys {
   const kind = credential.kind === "oauth" ? "o" : "k";
   const id = credential.id;
   const recent = recentSubjects[kind];
@@ -45,16 +43,12 @@ export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
     entry = new SubjectKeys([kind, ".", id].join(""));
     recent.add(id, entry);
   }
-  last = entry;
-  return entry.subject;
+  return entry;
 }
 
-/**
- * The cached keys of `subject`: the entry of the last `subjectOf` when it names the same subject
- * (compared by value, so any other subject gets an entry of its own), else a new, unkept one.
- */
-export function subjectKeys(subject: string): SubjectKeys {
-  return last !== undefined && last.subject === subject ? last : new SubjectKeys(subject);
+/** Whose counters (see {@link subjectKeysOf}). */
+export function subjectOf(credential: Pick<Credential, "id" | "kind">): string {
+  return subjectKeysOf(credential).subject;
 }
 
 /** The store key of one credential's budget. */

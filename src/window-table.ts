@@ -84,11 +84,7 @@ export class WindowTable {
 
   /** The window under `key`, as a fresh record. */
   get(key: string): (WindowRecord & { expiresAt: number }) | undefined {
-    const slot = this.slotOf(key);
-    if (slot === undefined) return undefined;
-    const page = this.data(slot);
-    const at = (slot % PAGE) * STRIDE;
-    return { start: page[at]!, count: page[at + 1]!, expiresAt: page[at + 2]! };
+    return this.read(key, { start: 0, count: 0, expiresAt: 0 });
   }
 
   /**

@@ -42,3 +42,14 @@ export const post = (path: string, extra: Partial<PolicyRequest> = {}): PolicyRe
  * buckets split once: 256 × 16 leaves, and one more round of the buckets for the visit in progress.
  */
 export const SWEEP_ONCE_SPLIT = 256 * 16 + 256;
+
+/** The path to the first object below `value` that is not frozen, or undefined when all are. */
+export function unfrozenPath(value: unknown, path = "usage"): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (!Object.isFrozen(value)) return path;
+  for (const k of Object.keys(value)) {
+    const found = unfrozenPath((value as Record<string, unknown>)[k], `${path}.${k}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

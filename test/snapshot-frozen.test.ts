@@ -7,18 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, prune, release, reset, type Credential, type Usage } from "../src/index.js";
-import { T0, get, key } from "./fixtures.js";
-
-/** The path to the first object below `value` that is not frozen, or undefined when all are. */
-function unfrozenPath(value: unknown, path = "usage"): string | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  if (!Object.isFrozen(value)) return path;
-  for (const k of Object.keys(value)) {
-    const found = unfrozenPath((value as Record<string, unknown>)[k], `${path}.${k}`);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
+import { T0, get, key, unfrozenPath } from "./fixtures.js";
 
 const roles = { nl_1: "owner" as const };
 const credential = (i: number): Credential => key({ nl_1: { audience: "read", content: "write", sending: "write" } }, false, `key_${i}`);
