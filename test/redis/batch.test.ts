@@ -148,6 +148,26 @@ describe("RedisStore batches the charges of one turn (batch)", () => {
     for (let i = 0; i < 10; i++) expect(await store.read(budgets(i), T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
   });
 
+  it("with clock redis a batch's plain charges decide at Redis's time when the batch started, not at the now the host sent", async () => {
+    const p = prefix();
+    const input = (i: number) => ({ clock: "r" as const, now: T0, nonce: `redis-clock${i}`, memoTtlMs: 60_000, memo: "r:redis-clock", refused: false, budgets: [{ key: `b:redis-clock:${i}`, limit: 5, windowMs: 60_000 }], idempotency: undefined, cap: undefined, key: (k: string) => `${p}${k}` });
+    const redisMs = async () => {
+      const [s, us] = await redis.time();
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    };
+    const { keys, args } = batchCall([input(0), input(1), input(2)]);
+    const before = await redisMs();
+    const reply = await ioredisCall(redis)("EVAL", [CHARGE_BATCH.source, String(keys.length), ...keys, ...args]);
+    const after = await redisMs();
+    const parts = batchReplies(reply, [1, 1, 1]);
+    // plain replies: { 'C', time, now, count, resetAt }; one now for all three, Redis's, and the windows from it
+    expect(new Set(parts.map((part) => String(part[2]))).size, "one now for the batch's plain charges").toBe(1);
+    const now = Number(parts[0]![2]);
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(after);
+    for (const part of parts) expect([part[0], Number(part[3]), Number(part[4])]).toEqual(["C", 1, now + 60_000]);
+  });
+
   it("a batch's flat reply is split by each reply's kind and its charge's budgets; one whose parts do not add up is refused whole, never answered from another charge's parts", () => {
     const reply = ["b", 7, "C", 7, "", 1, 100, 2, 200, "!", "WRONGTYPE", "c", 7, "", "0", "m1", 3, 300, "S", 7, "", 5, 500];
     expect(batchReplies(reply, [2, 0, 1, 1])).toEqual([["C", 7, "", 1, 100, 2, 200], ["!", "WRONGTYPE"], ["c", 7, "", "0", "m1", 3, 300], ["S", 7, "", 5, 500]]);

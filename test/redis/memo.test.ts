@@ -93,7 +93,7 @@ describe("a charge's memo answers its resend as the first send was answered, and
         fc.asyncProperty(fc.array(charge, { minLength: 1, maxLength: 4 }), async (cs) => {
           const prefixes = cs.map((_, j) => `${root}${++run}:${j}:`);
           for (let j = 0; j < cs.length; j++) await earlier(prefixes[j]!, clock, cs[j]!);
-          // every third charge is a full one (a cap): its memo is CHARGE's, in the same memo hash
+          // every third charge is a full one (a cap): its memo is CHARGE's (MessagePack); each charge has a memo hash of its own (its prefix)
           const inputs = cs.map((c, j) => input(prefixes[j]!, clock, c, `n${j}`, j % 3 === 2));
           await resend(CHARGE_BATCH, batchCall(inputs), prefixes, cs.map((c) => c.budgets.length));
         }),
@@ -112,6 +112,18 @@ describe("a charge's memo answers its resend as the first send was answered, and
       );
     });
   }
+
+  it("a plain charge's replay answers a memo of another form under its nonce (a full charge's, MessagePack) as it is: CHARGE_PLAIN and the batch's plain path", async () => {
+    const prefix = `${root}${++run}:`;
+    const c = { budgets: [{ limit: 5, windowMs: 60_000 }], now: 0 };
+    const first = await send(CHARGE, chargeCall(input(prefix, "h", c, "n1")));
+    expect(first[0]).toBe("c");
+    const after = await windows(prefix, 1);
+    expect(timeless(await send(CHARGE_PLAIN, plainChargeCall(input(prefix, "h", c, "n1"))))).toEqual(timeless(first));
+    const batch = await send(CHARGE_BATCH, batchCall([input(prefix, "h", c, "n1"), input(prefix, "h", c, "n1")]));
+    expect(batchReplies(batch, [1, 1]).map(timeless)).toEqual([timeless(first), timeless(first)]);
+    expect(await windows(prefix, 1), "nothing charged again").toEqual(after);
+  });
 
   it("the first send's reply is what a resend gets, part for part: a fractional reset goes back as text, a whole one as an integer", async () => {
     const prefix = `${root}${++run}:`;

@@ -12,11 +12,11 @@
  */
 import type { ChargeOutcome } from "../../store.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
-import { CHARGE, CHARGE_TIMED, chargeCall, outcomeOf, type ChargeCallInput } from "./charge.js";
-import { budgetSteps, MEMO, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
+import { CHARGE, CHARGE_TIMED, chargeCall, outcomeOf, windowsFrom, type ChargeCallInput } from "./charge.js";
+import { budgetSteps, PLAIN_MEMO, REPLAY_PLAIN, SAVE_MEMOS } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { isPlain, plainCall } from "./charge-plain.js";
-import { indented, strings, type Script, type ScriptCall } from "./script.js";
+import { indented, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: every charge's KEYS, one charge after another.
@@ -77,7 +77,9 @@ ${indented(charge)}
 end
 
 ${NUM}${REDIS_TIME}if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
-${MEMO}
+-- with clock r the plain charges decide at the Redis time the batch started: read once, for all of them
+local redis_ms = clock == 'r' and ${REDIS_MS}
+${SAVE_MEMOS}
 -- the plain charges' memos, looked up together (one HMGET per memo hash) and written together at the end
 local found, writes = {}, {}
 ${MEMO_LOOKUP}
@@ -118,7 +120,7 @@ end
 local function charge_plain(j)
   local hash, now_text, nonce, n = plain_call(j)
   if found[j] then return replay_plain(found[j]) end
-  local now = clock == 'r' and ${REDIS_MS} or now_text + 0
+  local now = redis_ms or now_text + 0
   local res, spent
 ${indented(budgetSteps("plain_budget", "plain"))}
   if memo_ttl ~= '0' then keep_memo(hash, nonce, res, n, now) end
@@ -146,7 +148,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "98414f324cd20c49cbf0b801f87822ca70639859",
+  sha: "afab9ba28bce4a9f08efbd8e2a18ba16eab4749e",
 };
 
 /**
@@ -187,7 +189,7 @@ function batchStarts(reply: unknown, budgets: readonly number[]): number[] {
   for (const n of budgets) {
     starts.push(at);
     const kind = String(reply[at]);
-    at += kind === "!" ? 2 : kind === "S" || kind === "C" ? 3 + 2 * n : 5 + 2 * n;
+    at += kind === "!" ? 2 : windowsFrom(kind) + 2 * n;
     if (at > reply.length) throw unexpected();
   }
   if (at !== reply.length) throw unexpected();
@@ -208,7 +210,8 @@ export function batchReplies(reply: unknown, budgets: readonly number[]): unknow
  */
 export function decodeBatch(reply: unknown, budgets: readonly number[]): (ChargeOutcome | Error)[] {
   const starts = batchStarts(reply, budgets);
-  const flat = strings(reply, "charge");
+  // an array by now (batchStarts refused anything else), read as strings as decodeCharge reads one
+  const flat = (reply as unknown[]).map(String);
   const out: (ChargeOutcome | Error)[] = [];
   for (let j = 0; j < budgets.length; j++) {
     const at = starts[j]!;

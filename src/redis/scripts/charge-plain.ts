@@ -11,7 +11,7 @@ import type { Timed } from "../client.js";
 import { EXPIRY_SLACK_MS } from "../key-layout.js";
 import { CHARGE, CHARGE_TIMED, chargeCall, FIRST_ARG_TIMED, type ChargeCallInput } from "./charge.js";
 import { budgetStepsFunction, PLAIN_MEMO, REPLAY_PLAIN } from "./charge-steps.js";
-import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
+import { DECIDING_NOW, NUM, REDIS_TIME } from "./prelude.js";
 import { indented, type Script, type ScriptCall } from "./script.js";
 
 /**
@@ -43,8 +43,7 @@ if memo then
 ${indented(REPLAY_PLAIN)}
   return replay_plain(memo)
 end
-local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
-${budgetStepsFunction("plain")}
+${DECIDING_NOW}${budgetStepsFunction("plain")}
 -- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
 res = budget_steps(budget, n, now, rt_us, clock, slack, num)
 if memo_ttl == '0' then return res end

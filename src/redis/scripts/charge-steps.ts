@@ -22,6 +22,13 @@ import { OPEN_WINDOW } from "./prelude.js";
 import { indented } from "./script.js";
 
 /**
+ * The test of a reply's window part `x` that goes back as text (`num(x)`) rather than as a Redis
+ * integer: a fraction, or a whole number too large for one. The budget steps answer by it, and
+ * `replay_plain` answers a plain memo's doubles again by it, so that a resend's reply is the first's.
+ */
+const NOT_AN_INTEGER = "x % 1 ~= 0 or x <= -1e14 or x >= 1e14";
+
+/**
  * Where a reply's parts go. `full` (`CHARGE`, `CLUSTER_STEP1`): { kind, Redis time (µs), now ('' with
  * the host clock), a, b, count_1, resetAt_1, ... }, of kind s (budget_spent) or c (charged, a = '0':
  * not a replay, b = '': no member), which `CHARGE`'s later steps may turn into another. `plain`
@@ -86,9 +93,21 @@ end
 -- a whole number goes back as a Redis integer (nothing to format), any other as text
 for i = ${w + 2}, ${w + 1} + 2 * n do
   local x = res[i]
-  if x % 1 ~= 0 or x <= -1e14 or x >= 1e14 then res[i] = num(x) end
+  if ${NOT_AN_INTEGER} then res[i] = num(x) end
 end`;
 }
+
+/**
+ * `save_memos(hash, fields)`: memos written to one memo hash at once (`MEMO`'s; `CHARGE_BATCH` writes
+ * its plain charges' memos with it and needs nothing else of `MEMO`).
+ */
+export const SAVE_MEMOS = `
+-- memos of one hash (nonce, memo, nonce, memo, ...); the hash expires as a whole
+local function save_memos(hash, fields)
+  redis.call('HSET', hash, unpack(fields))
+  redis.call('PEXPIRE', hash, memo_ttl, 'NX')
+end
+`;
 
 /**
  * A reply as its memo holds it, and a memo answered again (a charge sent twice: the store's retry).
@@ -101,13 +120,7 @@ export const MEMO = `
 local function memo_of(res)
   return cmsgpack.pack(res)
 end
-
--- memos of one hash (nonce, memo, nonce, memo, ...); the hash expires as a whole
-local function save_memos(hash, fields)
-  redis.call('HSET', hash, unpack(fields))
-  redis.call('PEXPIRE', hash, memo_ttl, 'NX')
-end
-
+${SAVE_MEMOS}
 -- a remembered reply, answered again at this Redis time
 local function replay(memo)
   local res = cmsgpack.unpack(memo)
@@ -144,7 +157,7 @@ export const REPLAY_PLAIN = `local function replay_plain(memo)
   local res = { kind, rt_us, clock == 'r' and num(v[2]) or '' }
   for i = 3, #v - 1 do
     local x = v[i]
-    if x % 1 ~= 0 or x <= -1e14 or x >= 1e14 then res[1 + i] = num(x) else res[1 + i] = x end
+    if ${NOT_AN_INTEGER} then res[1 + i] = num(x) else res[1 + i] = x end
   end
   return res
 end`;

@@ -187,6 +187,16 @@ export function outcomeBase(now: string | undefined, flat: readonly string[]): P
   return now === "" || now === undefined ? { windows: readings(flat) } : { windows: readings(flat), now: Number(now) };
 }
 
+/**
+ * How many parts of a charge reply of kind `kind` come before its windows: 3 in the plain layout (S,
+ * C: kind, Redis time, now), 5 in the full one (kind, Redis time, now, a, b); see `ReplyLayout`
+ * (charge-steps.ts). `outcomeOf` reads the windows from there, `batchStarts` (charge-batch.ts) sizes
+ * each reply of a batch by it.
+ */
+export function windowsFrom(kind: string | undefined): number {
+  return kind === "S" || kind === "C" ? 3 : 5;
+}
+
 /** Decodes a charge reply of kind s, x, r or c (see `CHARGE`), or S or C (`CHARGE_PLAIN`), into the store's outcome. */
 export function decodeCharge(reply: unknown): ChargeOutcome {
   return outcomeOf(strings(reply, "charge"));
@@ -205,7 +215,7 @@ export function outcomeOf(reply: readonly string[], at = 0, end = reply.length):
   const a = reply[at + 3];
   const b = reply[at + 4];
   // a plain charge's reply (S, C) has no a and b: its windows follow now
-  const windows = readings(reply, at + (kind === "S" || kind === "C" ? 3 : 5), end);
+  const windows = readings(reply, at + windowsFrom(kind), end);
   const redisNow = now === "" || now === undefined ? undefined : Number(now);
   let outcome: ChargeOutcome;
   switch (kind) {

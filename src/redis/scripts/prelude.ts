@@ -40,11 +40,15 @@ local rt = rt_us / 1000
 export const REDIS_MS = "tm[1] * 1000 + math.floor(tm[2] / 1000)";
 
 /**
- * `rt` (Redis's time, see `REDIS_TIME`) and `now`, the deciding clock: the host's (`clock == 'h'`,
- * `now_arg` ms) or Redis's (`'r'`, in whole ms). Needs the locals `clock` and `now_arg`.
+ * `now`, the deciding clock: the host's (`clock == 'h'`, `now_arg` ms) or Redis's (`'r'`, in whole
+ * ms). Needs the locals `clock` and `now_arg`, after `REDIS_TIME` (`CHARGE_PLAIN` runs it after its
+ * deadline and memo, `NOW` at once).
  */
-export const NOW = `${NUM}${REDIS_TIME}local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
+export const DECIDING_NOW = `local now = clock == 'r' and ${REDIS_MS} or now_arg + 0
 `;
+
+/** `num`, `rt` (Redis's time, see `REDIS_TIME`) and `now`, the deciding clock (`DECIDING_NOW`). */
+export const NOW = `${NUM}${REDIS_TIME}${DECIDING_NOW}`;
 
 /** `day_of(now, offset)`: the day a cap charge counts in, and when it ends. */
 export const DAY_OF = `
