@@ -33,44 +33,9 @@ import { indented, type Script, type ScriptCall } from "./script.js";
  *   { 'e', Redis time (µs) } when the batch ran past its deadline and did nothing.
  */
 export function batchSource(charge: string): string {
-  const deadline = CHARGE_TIMED.deadlineArg + 1;
   return `-- KEYS and ARGV, named (batchCall in scripts/charge-batch.ts builds them)
 local deadline, m, clock, memo_ttl, slack = ARGV[1], ARGV[2] + 0, ARGV[3], ARGV[4], ${EXPIRY_SLACK_MS}
--- charge j: plain with nb[j] budgets, or full (nb[j] false: its counts of KEYS and ARGV are the two
--- arguments up to ARGV[at_arg[j]]); its KEYS and ARGV are the ones after KEYS[at_key[j]] and ARGV[at_arg[j]]
-local nb, at_key, at_arg = {}, {}, {}
-local next_key, next_arg = 0, 4
-for j = 1, m do
-  local shape = ARGV[next_arg + 1]
-  if shape == 'f' then
-    local nk, na = ARGV[next_arg + 2] + 0, ARGV[next_arg + 3] + 0
-    nb[j], at_key[j], at_arg[j] = false, next_key, next_arg + 3
-    next_key, next_arg = next_key + nk, next_arg + 3 + na
-  else
-    local n = shape + 0
-    nb[j], at_key[j], at_arg[j] = n, next_key, next_arg + 1
-    next_key, next_arg = next_key + 1 + n, next_arg + 3 + 2 * n
-  end
-end
--- a full charge's KEYS and ARGV, as CHARGE takes them (the deadline is the batch's, checked once)
-local function full_call(j)
-  local keys, args = {}, {}
-  for i = 1, ARGV[at_arg[j] - 1] + 0 do keys[i] = KEYS[at_key[j] + i] end
-  for i = 1, ARGV[at_arg[j]] + 0 do args[i] = ARGV[at_arg[j] + i] end
-  args[${deadline}] = ''
-  return keys, args
-end
--- a plain charge's memo hash, now (as text), nonce and number of budgets; after plain_call(j),
--- plain_budget(i) is its budget i: key, window (as text), limit (as text)
-local key_base, arg_base = 0, 0
-local function plain_call(j)
-  key_base, arg_base = at_key[j] + 1, at_arg[j] + 2
-  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nb[j]
-end
-local function plain_budget(i)
-  return KEYS[key_base + i], ARGV[arg_base + 2 * i], ARGV[arg_base + 2 * i - 1]
-end
-
+${CHARGE_SHAPES}
 -- a full charge, exactly as CHARGE (scripts/charge.ts) runs it, over its own KEYS and ARGV
 local function charge_one(KEYS, ARGV)
 ${indented(charge)}
@@ -103,6 +68,46 @@ for hash, fields in pairs(writes) do pcall(save_memos, hash, fields) end
 return res
 `;
 }
+
+/**
+ * Where each charge's KEYS and ARGV are in the batch's (its shape: plain with n budgets, or full),
+ * and the accessors `charge_one` and the plain steps read them through.
+ */
+const CHARGE_SHAPES = `-- charge j: plain with nb[j] budgets, or full (nb[j] false: its counts of KEYS and ARGV are the two
+-- arguments up to ARGV[at_arg[j]]); its KEYS and ARGV are the ones after KEYS[at_key[j]] and ARGV[at_arg[j]]
+local nb, at_key, at_arg = {}, {}, {}
+local next_key, next_arg = 0, 4
+for j = 1, m do
+  local shape = ARGV[next_arg + 1]
+  if shape == 'f' then
+    local nk, na = ARGV[next_arg + 2] + 0, ARGV[next_arg + 3] + 0
+    nb[j], at_key[j], at_arg[j] = false, next_key, next_arg + 3
+    next_key, next_arg = next_key + nk, next_arg + 3 + na
+  else
+    local n = shape + 0
+    nb[j], at_key[j], at_arg[j] = n, next_key, next_arg + 1
+    next_key, next_arg = next_key + 1 + n, next_arg + 3 + 2 * n
+  end
+end
+-- a full charge's KEYS and ARGV, as CHARGE takes them (the deadline is the batch's, checked once)
+local function full_call(j)
+  local keys, args = {}, {}
+  for i = 1, ARGV[at_arg[j] - 1] + 0 do keys[i] = KEYS[at_key[j] + i] end
+  for i = 1, ARGV[at_arg[j]] + 0 do args[i] = ARGV[at_arg[j] + i] end
+  args[${CHARGE_TIMED.deadlineArg + 1}] = ''
+  return keys, args
+end
+-- a plain charge's memo hash, now (as text), nonce and number of budgets; after plain_call(j),
+-- plain_budget(i) is its budget i: key, window (as text), limit (as text)
+local key_base, arg_base = 0, 0
+local function plain_call(j)
+  key_base, arg_base = at_key[j] + 1, at_arg[j] + 2
+  return KEYS[at_key[j] + 1], ARGV[at_arg[j] + 1], ARGV[at_arg[j] + 2], nb[j]
+end
+local function plain_budget(i)
+  return KEYS[key_base + i], ARGV[arg_base + 2 * i], ARGV[arg_base + 2 * i - 1]
+end
+`;
 
 /** A plain charge's run (its memo kept for the end, saved with `save_memos`). */
 const PLAIN_STEPS = `${REPLAY_PLAIN}
