@@ -14,22 +14,29 @@ import type { ReleaseTicket } from "./types.js";
 /** Budget lists remembered per subject (store-keys.ts `SubjectKeys`); past this the list starts again. */
 const LISTS_MAX = 16;
 
+/** A kept subject's charge of one budget (see store-keys.ts `SubjectKeys` for why there are two). */
+const keptCharge = (subject: string, b: BudgetSpec): BudgetCharge => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 });
+/** The same for a subject built for one request: its own literal, so its own allocation site. */
+const oneUseCharge = (subject: string, b: BudgetSpec): BudgetCharge => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 });
+
 /**
  * The budgets of a request as the store sees them. A hot credential's keys are built (and hashed
  * by the store's Map) once, not on every request: kept with its subject (`subjectKeysOf`), bounded.
  */
 export function budgetCharges(entry: SubjectKeys, budgets: readonly BudgetSpec[]): readonly BudgetCharge[] {
   const subject = entry.subject;
-  const at = entry.lists.indexOf(budgets);
-  if (at >= 0) return entry.charges[at]!;
-  const charges = Object.freeze(budgets.map((b) => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 })));
-  if (entry.lists.length >= LISTS_MAX) {
-    entry.lists.length = 0;
-    entry.charges.length = 0;
+  const { lists, charges } = entry;
+  if (lists === undefined || charges === undefined) return Object.freeze(budgets.map((b) => oneUseCharge(subject, b)));
+  const at = lists.indexOf(budgets);
+  if (at >= 0) return charges[at]!;
+  const built = Object.freeze(budgets.map((b) => keptCharge(subject, b)));
+  if (lists.length >= LISTS_MAX) {
+    lists.length = 0;
+    charges.length = 0;
   }
-  entry.lists.push(budgets);
-  entry.charges.push(charges);
-  return charges;
+  lists.push(budgets);
+  charges.push(built);
+  return built;
 }
 
 /** Everything the store must check and charge for a planned request. */

@@ -22,18 +22,27 @@ export class Recent<V> {
     return value;
   }
 
-  /** Keeps `value` under `key` (a miss just built it), unless the cache is sitting out. */
-  add(key: string, value: V): void {
+  /**
+   * Whether the value of a miss is to be kept: asked once per miss, before the value is built, so
+   * that a value built for one use can be built differently (see store-keys.ts `SubjectKeys`).
+   * False while the cache sits out; when full, it is cleared first.
+   */
+  admit(): boolean {
     if (this.skip > 0) {
       this.skip--;
-      return;
+      return false;
     }
     if (this.entries.size >= this.max) {
       if (this.hits < this.max) this.skip = 8 * this.max;
       this.hits = 0;
       this.entries.clear();
-      if (this.skip > 0) return;
+      if (this.skip > 0) return false;
     }
+    return true;
+  }
+
+  /** Keeps `value` under `key`: for a miss that {@link admit} admitted. */
+  set(key: string, value: V): void {
     this.entries.set(key, value);
   }
 

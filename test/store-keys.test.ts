@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetCharges } from "../src/charge-request.js";
 import type { BudgetSpec } from "../src/config-types.js";
-import { budgetKey, subjectKeysOf, subjectOf } from "../src/store-keys.js";
+import { budgetKey, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
 import type { Credential } from "../src/types.js";
 
 const lists: readonly (readonly BudgetSpec[])[] = [
@@ -50,5 +50,31 @@ describe("budget charges per subject (cached with subjectOf)", () => {
     const oauth = subjectKeysOf({ id: "same", kind: "oauth" });
     expect(key.subject).not.toBe(oauth.subject);
     expect(budgetCharges(oauth, lists[1]!)[0]!.key).not.toBe(budgetCharges(key, lists[1]!)[0]!.key);
+  });
+});
+
+describe("subjects the cache does not keep (more credentials in rotation than it holds)", () => {
+  it("still get their own keys and each list's limits, built for the one request and not kept", () => {
+    // 4 096 subjects fill the cache without a hit: the next miss finds it full and it sits out
+    for (let i = 0; i <= 4_096; i++) subjectKeysOf({ id: `fill_${i}`, kind: "oauth" }); // OAuth subjects have a cache of their own
+    const credential = { id: "one_use", kind: "oauth" } as const;
+    const entry = subjectKeysOf(credential);
+    expect(entry.lists, "a one-use subject holds no lists").toBeUndefined();
+    expect(subjectKeysOf(credential), "not kept: built again").not.toBe(entry);
+    for (const list of lists) expect(budgetCharges(entry, list)).toEqual(expected("o.one_use", list));
+    expect(Object.isFrozen(budgetCharges(entry, lists[1]!))).toBe(true);
+    expect(Object.isFrozen(budgetCharges(entry, lists[1]!)[0])).toBe(true);
+  });
+
+  it("the kept and one-use charges agree for any subject and list (the two builders are one rule)", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 20 }), fc.constantFrom("api_key" as const, "oauth" as const), fc.nat(lists.length - 1), (id, kind, at) => {
+        const subject = subjectKeysOf({ id, kind }).subject;
+        const list = lists[at]!;
+        expect(budgetCharges(new SubjectKeys(subject, true), list)).toEqual(budgetCharges(new SubjectKeys(subject, false), list));
+        expect(budgetCharges(new SubjectKeys(subject, false), list)).toEqual(expected(subject, list));
+      }),
+      { seed: 20261125, numRuns: 300 },
+    );
   });
 });
