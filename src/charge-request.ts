@@ -15,9 +15,11 @@ import type { ReleaseTicket } from "./types.js";
 const LISTS_MAX = 16;
 
 /** A kept subject's charge of one budget (see store-keys.ts `SubjectKeys` for why there are two). */
-const keptCharge = (subject: string, b: BudgetSpec): BudgetCharge => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 });
+const keptCharge = (subject: string, b: BudgetSpec): BudgetCharge =>
+  Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000, subject, budget: b.name });
 /** The same for a subject built for one request: its own literal, so its own allocation site. */
-const oneUseCharge = (subject: string, b: BudgetSpec): BudgetCharge => Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 });
+const oneUseCharge = (subject: string, b: BudgetSpec): BudgetCharge =>
+  Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000, subject, budget: b.name });
 
 /**
  * The budgets of a request as the store sees them. A hot credential's keys are built (and hashed

@@ -4,7 +4,7 @@
  * budgets when the plan already refused (`request.refused`): decide.ts answers with the plan's
  * refusal then. The Redis store's Lua script mirrors it and is held to it by differential tests.
  */
-import type { ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
 const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
@@ -15,8 +15,9 @@ const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
  * now, keeping its count, so that its reset is never further away than one window (a clock stepped
  * back an hour, or a request stamped days ahead, cannot lock a credential out for longer).
  */
-export function readWindow(tx: Pick<CounterTx, "window">, key: string, windowMs: number, now: number): WindowReading {
-  const record = tx.window(key);
+export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number): WindowReading {
+  const record = tx.window(budget);
+  const windowMs = budget.windowMs;
   // ended by its size now, or by the size it was last charged with (a plan that grew the window after
   // it ended does not reopen it: every store forgets a window when that size says it ended)
   if (record === undefined || now >= record.start + windowMs || (record.expiresAt !== undefined && now >= record.expiresAt)) return NO_WINDOW;
@@ -31,7 +32,7 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
   let spent = false;
   for (let i = 0; i < n; i++) {
     const b = budgets[i]!;
-    const w = readWindow(tx, b.key, b.windowMs, now);
+    const w = readWindow(tx, b, now);
     windows.push(w);
     if (w.count >= b.limit) spent = true;
   }
@@ -44,7 +45,7 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
     const w = windows[i]!;
     // a window starts at its first charge (or now, when it was stamped later: see readWindow)
     const start = w.count === 0 ? now : w.resetAt - budget.windowMs;
-    tx.setWindow(budget.key, { start, count: w.count + 1 }, budget.windowMs);
+    tx.setWindow(budget, { start, count: w.count + 1 });
     charged.push({ count: w.count + 1, resetAt: start + budget.windowMs });
   }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };

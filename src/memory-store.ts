@@ -8,6 +8,7 @@ import { readWindow, runCharge, runRelease, ticketDayCounts } from "./charge.js"
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
+import { budgetKeyParts } from "./store-keys.js";
 import { WindowTable } from "./window-table.js";
 import type { ReleaseTicket } from "./types.js";
 
@@ -30,7 +31,22 @@ const SLOT_MS = 1000;
  */
 const CAP_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
 
-type Kind = 0 | 1 | 2; // window, cap day, idempotency record
+/** What a wheel entry is: a cap day, an idempotency record, or (from WINDOW up) the window of budget id `kind - WINDOW`. */
+const CAP_DAY = 0;
+const KEY_RECORD = 1;
+const WINDOW = 2;
+
+/**
+ * Which window a budget charge is: its subject and budget as given (`createPolicy` gives both), or
+ * as its key spells them, or, for a key built by hand that spells none, the key alone.
+ */
+function windowSubject(b: Pick<BudgetCharge, "key" | "subject" | "budget">): string {
+  return b.subject !== undefined && b.budget !== undefined ? b.subject : (budgetKeyParts(b.key)?.subject ?? b.key);
+}
+function windowBudget(b: Pick<BudgetCharge, "key" | "subject" | "budget">): string {
+  // "" names no budget a key spells (budgetKeyParts), so a hand-built key's window is its own
+  return b.subject !== undefined && b.budget !== undefined ? b.budget : (budgetKeyParts(b.key)?.budget ?? "");
+}
 
 interface CapDay {
   readonly resetAt: number;
@@ -54,7 +70,7 @@ export class MemoryStore implements PolicyStore {
   private members = 0;
   private readonly expirePerCall: number;
   /** The expiry wheel: slot (expiry / SLOT_MS) → entries that may be due then; slots in a min-heap. */
-  private readonly slots = new Map<number, { keys: string[]; kinds: Kind[] }>();
+  private readonly slots = new Map<number, { keys: string[]; kinds: number[] }>();
   private readonly heap: number[] = [];
   /** The previous call's `now`: an entry is forgotten only once both this and the current call's `now` have passed its end. */
   private last: number | undefined;
@@ -100,7 +116,7 @@ export class MemoryStore implements PolicyStore {
    * const [general] = store.read([{ key: "b:general", limit: 600, windowMs: 60_000 }], Date.now());
    */
   read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
-    return budgets.map((b) => readWindow(this.tx, b.key, b.windowMs, now));
+    return budgets.map((b) => readWindow(this.tx, b, now));
   }
 
   /**
@@ -113,7 +129,7 @@ export class MemoryStore implements PolicyStore {
    * await policy.reset({ credential }); // calls store.reset(...) with the credential's keys
    */
   reset(request: ResetRequest): void {
-    for (const key of request.windows) this.windows.delete(key);
+    for (const key of request.windows) this.windows.delete(windowSubject({ key }), this.windows.idOf(windowBudget({ key })));
     // that day's count only; the idempotency records keep their charge, so a retry stays a replay
     for (const cap of request.caps) this.capDays.delete(`${cap.key}\u0000${cap.day}`);
     if (request.idempotencyScope !== undefined) {
@@ -146,7 +162,8 @@ export class MemoryStore implements PolicyStore {
     this.expire(now, Infinity);
   }
 
-  private schedule(kind: Kind, key: string, expiresAt: number): void {
+  /** @param key - the entry's key (a window's: its subject). */
+  private schedule(kind: number, key: string, expiresAt: number): void {
     const slot = Math.ceil(expiresAt / SLOT_MS);
     let list = this.slots.get(slot);
     if (list === undefined) {
@@ -172,10 +189,10 @@ export class MemoryStore implements PolicyStore {
         const kind = list.kinds.pop()!;
         work++;
         // an entry given another end since (a new window under the same key) has a wheel entry for that end too
-        if (kind === 0) {
-          const end = this.windows.expiresAt(key);
-          if (end !== undefined && settled >= end) this.windows.delete(key);
-        } else if (kind === 1) {
+        if (kind >= WINDOW) {
+          const end = this.windows.expiresAt(key, kind - WINDOW);
+          if (end !== undefined && settled >= end) this.windows.delete(key, kind - WINDOW);
+        } else if (kind === CAP_DAY) {
           const entry = this.capDays.get(key);
           if (entry !== undefined && settled >= entry.resetAt + CAP_KEEP_MS) this.capDays.delete(key);
           const capKey = key.slice(0, key.lastIndexOf("\u0000"));
@@ -198,10 +215,12 @@ export class MemoryStore implements PolicyStore {
 
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
   private readonly tx: CounterTx = {
-    window: (key) => this.windows.read(key, this.scratch),
-    setWindow: (key, record, windowMs) => {
-      const expiresAt = record.start + windowMs;
-      if (this.windows.set(key, record.start, record.count, expiresAt)) this.schedule(0, key, expiresAt);
+    window: (b) => this.windows.read(windowSubject(b), this.windows.idOf(windowBudget(b)), this.scratch),
+    setWindow: (b, record) => {
+      const expiresAt = record.start + b.windowMs;
+      const subject = windowSubject(b);
+      const id = this.windows.idOf(windowBudget(b));
+      if (this.windows.set(subject, id, record.start, record.count, expiresAt)) this.schedule(WINDOW + id, subject, expiresAt);
     },
     capCount: (cap) => this.capDays.get(`${cap.key}\u0000${cap.day}`)?.members.size ?? 0,
     addCapMember: (cap, member) => {
@@ -210,7 +229,7 @@ export class MemoryStore implements PolicyStore {
       if (entry !== undefined) entry.members.add(member);
       else {
         this.capDays.set(dayKey, { resetAt: cap.resetAt, members: new Set([member]) });
-        this.schedule(1, dayKey, cap.resetAt + CAP_KEEP_MS);
+        this.schedule(CAP_DAY, dayKey, cap.resetAt + CAP_KEEP_MS);
       }
       this.latest.set(cap.key, { day: cap.day, resetAt: cap.resetAt });
     },
@@ -222,7 +241,7 @@ export class MemoryStore implements PolicyStore {
     setKeyRecord: (key, record) => {
       const previous = this.keys.get(key);
       this.keys.set(key, record);
-      if (previous === undefined || previous.expiresAt !== record.expiresAt) this.schedule(2, key, record.expiresAt);
+      if (previous === undefined || previous.expiresAt !== record.expiresAt) this.schedule(KEY_RECORD, key, record.expiresAt);
     },
     nextMember: () => `m${++this.members}`,
   };

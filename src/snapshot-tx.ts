@@ -8,7 +8,7 @@ import { freeze } from "immer";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
 import { capMembers, changeIn, nextUsage, own, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
-import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
+import type { BudgetCharge, CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
 
@@ -39,12 +39,12 @@ export class SnapshotTx implements CounterTx {
     this.seq = this.usage.seq;
   }
 
-  window(key: string): WindowRecord | undefined {
-    return recordIn(this.usage.windows, key);
+  window(budget: BudgetCharge): WindowRecord | undefined {
+    return recordIn(this.usage.windows, budget.key);
   }
-  setWindow(key: string, record: WindowRecord, windowMs: number): void {
-    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + windowMs });
-    this.writes.push({ kind: "windows", key, change: () => stored });
+  setWindow(budget: BudgetCharge, record: WindowRecord): void {
+    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + budget.windowMs });
+    this.writes.push({ kind: "windows", key: budget.key, change: () => stored });
   }
   capCount(cap: CapCharge): number {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;

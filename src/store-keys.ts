@@ -71,6 +71,21 @@ export function budgetKey(subject: string, budget: string): string {
   return ["b:", subject.length, ".", subject, ":", budget].join(""); // scoped("b", subject) + ":" + budget
 }
 
+/**
+ * The subject and budget a budget key is spelled from ({@link budgetKey} read back), or undefined
+ * for any string `budgetKey` does not spell (a key a host built by hand) or that names no budget.
+ */
+export function budgetKeyParts(key: string): { readonly subject: string; readonly budget: string } | undefined {
+  if (!key.startsWith("b:")) return undefined;
+  const dot = key.indexOf(".", 2);
+  const length = dot > 2 && dot <= 18 ? Number(key.slice(2, dot)) : NaN;
+  if (!Number.isSafeInteger(length)) return undefined;
+  const subject = key.slice(dot + 1, dot + 1 + length);
+  const budget = key.slice(dot + 2 + length);
+  // spelled back, so that only the keys budgetKey makes are read as parts (leading zeros, signs, "1e2"…)
+  return budget !== "" && budgetKey(subject, budget) === key ? { subject, budget } : undefined;
+}
+
 /** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */
 export function capKey(cap: CapName, subject: string, newsletter: string): string {
   return cap === "dispatch" ? scoped("d", newsletter) : scoped("t", subject);

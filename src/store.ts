@@ -11,6 +11,13 @@ export interface BudgetCharge {
   readonly key: string;
   readonly limit: number;
   readonly windowMs: number;
+  /**
+   * Whose budget and which, the two parts `key` is spelled from (`createPolicy` always sets both),
+   * for a store that keeps a subject's windows together (`MemoryStore` does). A charge built by
+   * hand may leave them out; when given, `key` must be the key they spell.
+   */
+  readonly subject?: string;
+  readonly budget?: string;
 }
 
 /** The daily cap a request counts toward. */
@@ -123,8 +130,8 @@ export interface WindowRecord {
  * Maps and `evaluate` over an immer snapshot; both run the one algorithm in `charge.ts`.
  */
 export interface CounterTx {
-  window(key: string): WindowRecord | undefined;
-  setWindow(key: string, record: WindowRecord, windowMs: number): void;
+  window(budget: BudgetCharge): WindowRecord | undefined;
+  setWindow(budget: BudgetCharge, record: WindowRecord): void;
   capCount(cap: CapCharge): number;
   addCapMember(cap: CapCharge, member: string): void;
   /** Removes a member; true when it was there. */

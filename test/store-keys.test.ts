@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetCharges } from "../src/charge-request.js";
 import type { BudgetSpec } from "../src/config-types.js";
-import { budgetKey, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
+import { budgetKey, budgetKeyParts, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
 import type { Credential } from "../src/types.js";
 
 const lists: readonly (readonly BudgetSpec[])[] = [
@@ -24,7 +24,7 @@ const lists: readonly (readonly BudgetSpec[])[] = [
 
 /** The charges written out from the rule: key per subject and budget name, the list's limit and window. */
 function expected(subject: string, list: readonly BudgetSpec[]) {
-  return list.map((b) => ({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000 }));
+  return list.map((b) => ({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000, subject, budget: b.name }));
 }
 
 describe("budget charges per subject (cached with subjectOf)", () => {
@@ -76,5 +76,27 @@ describe("subjects the cache does not keep (more credentials in rotation than it
       }),
       { seed: 20261125, numRuns: 300 },
     );
+  });
+});
+
+describe("a budget key read back into its parts (MemoryStore keeps a subject's windows together by them)", () => {
+  it("gives the subject and budget a key was spelled from, for any subject and any non-empty budget name", () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), fc.string({ minLength: 1, maxLength: 20 }), (subject, budget) => {
+        expect(budgetKeyParts(budgetKey(subject, budget))).toEqual({ subject, budget });
+      }),
+      { seed: 20261125, numRuns: 1_000 },
+    );
+  });
+
+  it("reads any other string as no parts, so two different keys are never one window", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 30 }), fc.string({ maxLength: 30 }).map((s) => `b:${s}`), fc.tuple(fc.string(), fc.nat(40), fc.string()).map(([a, n, b]) => `b:${n}.${a}:${b}`)), (key) => {
+        const parts = budgetKeyParts(key);
+        if (parts !== undefined) expect(budgetKey(parts.subject, parts.budget)).toBe(key);
+      }),
+      { seed: 20261125, numRuns: 2_000 },
+    );
+    for (const key of ["b:general", "b:01.k:general", "b:1.k:", "b:+1.k:x", "b:1e0.k:x", "b:2.k:x", "x:1.k:general", "b:-0.:x", ""]) expect(budgetKeyParts(key), key).toBeUndefined();
   });
 });

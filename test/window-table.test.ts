@@ -2,77 +2,116 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { WindowTable } from "../src/window-table.js";
 
-describe("WindowTable (MemoryStore's budget windows)", () => {
+/** Page size in groups, and windows per group (src/window-table.ts). */
+const PAGE = 2048;
+
+describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () => {
   it("reads back what was written, and says when a window is new or its end moved", () => {
     const t = new WindowTable();
-    expect(t.get("a")).toBeUndefined();
-    expect(t.set("a", 1000.5, 1, 61000.5)).toBe(true);
-    expect(t.set("a", 1000.5, 2, 61000.5)).toBe(false);
-    expect(t.set("b", 5, 1, 65)).toBe(true);
-    expect(t.get("a")).toEqual({ start: 1000.5, count: 2, expiresAt: 61000.5 });
-    expect(t.expiresAt("b")).toBe(65);
-    expect(t.set("b", 70, 1, 130)).toBe(true);
+    const general = t.idOf("general");
+    const audience = t.idOf("audience");
+    expect(t.idOf("general"), "a name keeps its id").toBe(general);
+    expect(t.get("a", general)).toBeUndefined();
+    expect(t.set("a", general, 1000.5, 1, 61000.5)).toBe(true);
+    expect(t.set("a", general, 1000.5, 2, 61000.5)).toBe(false);
+    expect(t.set("b", general, 5, 1, 65)).toBe(true);
+    expect(t.get("a", general)).toEqual({ start: 1000.5, count: 2, expiresAt: 61000.5 });
+    expect(t.get("a", audience), "another budget of the same subject is another window").toBeUndefined();
+    expect(t.expiresAt("b", general)).toBe(65);
+    expect(t.set("b", general, 70, 1, 130)).toBe(true);
     expect(t.size).toBe(2);
-    t.delete("a");
-    expect(t.get("a")).toBeUndefined();
-    expect(t.get("b")).toEqual({ start: 70, count: 1, expiresAt: 130 });
+    t.delete("a", general);
+    expect(t.get("a", general)).toBeUndefined();
+    expect(t.get("b", general)).toEqual({ start: 70, count: 1, expiresAt: 130 });
     expect(t.size).toBe(1);
   });
 
-  it("keeps every key's own window across many pages, slots reused after a delete", () => {
+  it("keeps more budgets of one subject than a group holds (a chain of groups), each its own window", () => {
     const t = new WindowTable();
-    const n = 10_000; // more than two pages
-    for (let i = 0; i < n; i++) t.set(`k${i}`, i, i + 1, i + 60);
-    for (let i = 0; i < n; i += 2) t.delete(`k${i}`);
-    for (let i = 0; i < n; i += 2) t.set(`n${i}`, -i, 7, -i + 60);
-    for (let i = 0; i < n; i++) {
-      if (i % 2 === 1) expect(t.get(`k${i}`)).toEqual({ start: i, count: i + 1, expiresAt: i + 60 });
-      else expect(t.get(`k${i}`)).toBeUndefined();
-    }
-    for (let i = 0; i < n; i += 2) expect(t.get(`n${i}`)).toEqual({ start: -i, count: 7, expiresAt: -i + 60 });
-    expect(t.size).toBe(n);
+    const ids = ["general", "audience", "write", "exports", "imports"].map((n) => t.idOf(n));
+    ids.forEach((id, i) => t.set("s", id, i, i + 1, i + 60));
+    ids.forEach((id, i) => expect(t.get("s", id)).toEqual({ start: i, count: i + 1, expiresAt: i + 60 }));
+    t.delete("s", ids[0]!); // a hole in the first group: filled by the next new budget
+    t.set("s", t.idOf("sixth"), 9, 9, 99);
+    expect(t.get("s", t.idOf("sixth"))).toEqual({ start: 9, count: 9, expiresAt: 99 });
+    expect(t.get("s", ids[0]!)).toBeUndefined();
+    expect(t.size).toBe(5);
+    for (const id of [...ids.slice(1), t.idOf("sixth")]) t.delete("s", id);
+    expect(t.size).toBe(0);
+    expect(t.get("s", ids[1]!)).toBeUndefined();
   });
 
-  it("gives a page back once all its windows are forgotten, and can fill it again", () => {
+  it("keeps every subject's own windows across many pages, groups reused after a delete", () => {
     const t = new WindowTable();
-    const n = 3 * 4096;
-    for (let i = 0; i < n; i++) t.set(`k${i}`, i, 1, i + 60);
-    for (let i = 0; i < 4096; i++) t.delete(`k${i}`); // the first page, all of it
+    const [g, a] = [t.idOf("general"), t.idOf("audience")];
+    const n = 5_000; // more than two pages of groups
+    for (let i = 0; i < n; i++) {
+      t.set(`k${i}`, g, i, i + 1, i + 60);
+      t.set(`k${i}`, a, -i, 1, 60);
+    }
+    for (let i = 0; i < n; i += 2) {
+      t.delete(`k${i}`, g);
+      t.delete(`k${i}`, a);
+    }
+    for (let i = 0; i < n; i += 2) t.set(`n${i}`, a, -i, 7, -i + 60);
+    for (let i = 0; i < n; i++) {
+      if (i % 2 === 1) expect(t.get(`k${i}`, g)).toEqual({ start: i, count: i + 1, expiresAt: i + 60 });
+      else expect(t.get(`k${i}`, g)).toBeUndefined();
+    }
+    for (let i = 0; i < n; i += 2) expect(t.get(`n${i}`, a)).toEqual({ start: -i, count: 7, expiresAt: -i + 60 });
+    expect(t.size).toBe(n + n / 2);
+  });
+
+  it("gives a page back once all its subjects' windows are forgotten, and can fill it again", () => {
+    const t = new WindowTable();
+    const g = t.idOf("general");
+    const n = 3 * PAGE;
+    for (let i = 0; i < n; i++) t.set(`k${i}`, g, i, 1, i + 60);
+    for (let i = 0; i < PAGE; i++) t.delete(`k${i}`, g); // the first page, all of it
     const pages = (t as unknown as { pages: unknown[] }).pages;
     expect(pages[0]).toBeUndefined();
-    for (let i = 0; i < 4096; i++) t.set(`m${i}`, i, 2, i + 60);
+    for (let i = 0; i < PAGE; i++) t.set(`m${i}`, g, i, 2, i + 60);
     expect(pages[0]).toBeDefined();
-    for (let i = 0; i < 4096; i++) expect(t.get(`m${i}`)).toEqual({ start: i, count: 2, expiresAt: i + 60 });
-    for (let i = 4096; i < n; i++) expect(t.get(`k${i}`)?.start).toBe(i);
+    for (let i = 0; i < PAGE; i++) expect(t.get(`m${i}`, g)).toEqual({ start: i, count: 2, expiresAt: i + 60 });
+    for (let i = PAGE; i < n; i++) expect(t.get(`k${i}`, g)?.start).toBe(i);
   });
 
-  it("answers as a Map would under any mix of reads, writes and deletes over a few keys (the two recently used slots it remembers never go stale when a slot is reused; property)", () => {
-    const op = fc.tuple(fc.constantFrom("get", "read", "set", "delete", "expiresAt"), fc.constantFrom("a", "b", "c", "d"), fc.integer({ min: 0, max: 1_000 }));
+  it("answers as a Map of (subject, budget) would under any mix of reads, writes and deletes (chains grow and shrink, groups are reused, the subject it remembers never goes stale; property)", () => {
+    const op = fc.tuple(
+      fc.constantFrom("get", "read", "set", "delete", "expiresAt"),
+      fc.constantFrom("a", "b", "c"),
+      fc.integer({ min: 1, max: 5 }),
+      fc.integer({ min: 0, max: 1_000 }),
+    );
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+      fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
         const t = new WindowTable();
         const model = new Map<string, { start: number; count: number; expiresAt: number }>();
-        for (const [name, key, n] of ops) {
+        for (const [name, subject, id, n] of ops) {
+          const key = `${subject}/${id}`;
           if (name === "set") {
             const fresh = !model.has(key) || model.get(key)!.expiresAt !== n + 60;
-            expect(t.set(key, n, n + 1, n + 60)).toBe(fresh);
+            expect(t.set(subject, id, n, n + 1, n + 60)).toBe(fresh);
             model.set(key, { start: n, count: n + 1, expiresAt: n + 60 });
           } else if (name === "delete") {
-            t.delete(key);
+            t.delete(subject, id);
             model.delete(key);
-          } else if (name === "get") expect(t.get(key)).toEqual(model.get(key));
+          } else if (name === "get") expect(t.get(subject, id)).toEqual(model.get(key));
           else if (name === "read") {
             // read writes into the caller's record (MemoryStore's scratch): stale fields never show through
             const into = { start: -1, count: -1, expiresAt: -1 };
-            const got = t.read(key, into);
+            const got = t.read(subject, id, into);
             expect(got === undefined ? undefined : { ...got }).toEqual(model.get(key));
             if (got !== undefined) expect(got).toBe(into);
-          } else expect(t.expiresAt(key)).toBe(model.get(key)?.expiresAt);
+          } else expect(t.expiresAt(subject, id)).toBe(model.get(key)?.expiresAt);
         }
-        for (const key of ["a", "b", "c", "d"]) expect(t.get(key)).toEqual(model.get(key));
+        for (const subject of ["a", "b", "c"]) for (let id = 1; id <= 5; id++) expect(t.get(subject, id)).toEqual(model.get(`${subject}/${id}`));
         expect(t.size).toBe(model.size);
+        // a subject with no window left holds no group
+        const heads = (t as unknown as { heads: { size: number } }).heads;
+        expect(heads.size).toBe(new Set([...model.keys()].map((k) => k.split("/")[0])).size);
       }),
-      { seed: 20261123, numRuns: 500 },
+      { seed: 20261125, numRuns: 500 },
     );
   });
 });
