@@ -5,7 +5,7 @@
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
 import { readWindow, runCharge, runRelease, ticketDayCounts } from "./charge.js";
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading } from "./store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading, WindowRecord } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
 import { budgetKeyParts } from "./store-keys.js";
@@ -90,6 +90,7 @@ export class MemoryStore implements PolicyStore {
    */
   charge(request: ChargeRequest): ChargeOutcome {
     this.expire(request.now, this.expirePerCall);
+    this.forgetPlaces();
     return runCharge(this.tx, request);
   }
 
@@ -116,6 +117,7 @@ export class MemoryStore implements PolicyStore {
    * const [general] = store.read([{ key: "b:general", limit: 600, windowMs: 60_000 }], Date.now());
    */
   read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
+    this.forgetPlaces();
     return budgets.map((b) => readWindow(this.tx, b, now));
   }
 
@@ -213,15 +215,45 @@ export class MemoryStore implements PolicyStore {
   /** What `tx.window` hands the charge algorithm, which reads it at once (readWindow) and keeps nothing. */
   private readonly scratch = { start: 0, count: 0, expiresAt: 0 };
 
+  /**
+   * The last two windows the call in hand read, by their budget charge, newest first: the charge
+   * algorithm reads every budget and then writes them, so a write finds its window's place without a
+   * second lookup. Forgotten at the start of every call (a place is good until a window is deleted).
+   */
+  private read0: BudgetCharge | undefined;
+  private place0 = -1;
+  private read1: BudgetCharge | undefined;
+  private place1 = -1;
+
+  private forgetPlaces(): void {
+    this.read0 = this.read1 = undefined;
+  }
+
+  private readWindowOf(b: BudgetCharge): WindowRecord | undefined {
+    const place = this.windows.locate(windowSubject(b), this.windows.idOf(windowBudget(b)));
+    this.read1 = this.read0;
+    this.place1 = this.place0;
+    this.read0 = b;
+    this.place0 = place;
+    return place < 0 ? undefined : this.windows.readAt(place, this.scratch);
+  }
+
+  private writeWindowOf(b: BudgetCharge, record: WindowRecord): void {
+    const expiresAt = record.start + b.windowMs;
+    const place = b === this.read0 ? this.place0 : b === this.read1 ? this.place1 : -1;
+    if (place >= 0) {
+      if (this.windows.writeAt(place, record.start, record.count, expiresAt)) this.schedule(WINDOW + this.windows.idOf(windowBudget(b)), windowSubject(b), expiresAt);
+      return;
+    }
+    const subject = windowSubject(b);
+    const id = this.windows.idOf(windowBudget(b));
+    if (this.windows.set(subject, id, record.start, record.count, expiresAt)) this.schedule(WINDOW + id, subject, expiresAt);
+  }
+
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
   private readonly tx: CounterTx = {
-    window: (b) => this.windows.read(windowSubject(b), this.windows.idOf(windowBudget(b)), this.scratch),
-    setWindow: (b, record) => {
-      const expiresAt = record.start + b.windowMs;
-      const subject = windowSubject(b);
-      const id = this.windows.idOf(windowBudget(b));
-      if (this.windows.set(subject, id, record.start, record.count, expiresAt)) this.schedule(WINDOW + id, subject, expiresAt);
-    },
+    window: (b) => this.readWindowOf(b),
+    setWindow: (b, record) => this.writeWindowOf(b, record),
     capCount: (cap) => this.capDays.get(`${cap.key}\u0000${cap.day}`)?.members.size ?? 0,
     addCapMember: (cap, member) => {
       const dayKey = `${cap.key}\u0000${cap.day}`;

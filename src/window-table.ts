@@ -113,11 +113,6 @@ export class WindowTable {
     }
   }
 
-  private placeOf(subject: string, id: number): Place {
-    const head = this.headOf(subject);
-    return head === undefined ? -1 : this.find(head, id);
-  }
-
   /** The numbers of the group `place` is in. */
   private dataOf(place: Place): Float64Array {
     return this.page((place / WIDE) | 0).data;
@@ -126,6 +121,36 @@ export class WindowTable {
   /** Where the three numbers of `place` start in {@link dataOf}. */
   private offsetOf(place: Place): number {
     return (((place / WIDE) | 0) % PAGE) * STRIDE + (place % WIDE) * 3;
+  }
+
+  /**
+   * Where the window of `subject`'s budget `id` is (-1: none), for {@link readAt} and
+   * {@link writeAt}. A place stays good until a window is deleted (writes move no window).
+   */
+  locate(subject: string, id: number): Place {
+    const head = this.headOf(subject);
+    return head === undefined ? -1 : this.find(head, id);
+  }
+
+  /** The window at `place` (from {@link locate}), written into `into`. */
+  readAt(place: Place, into: { start: number; count: number; expiresAt: number }): WindowRecord & { expiresAt: number } {
+    const data = this.dataOf(place);
+    const offset = this.offsetOf(place);
+    into.start = data[offset]!;
+    into.count = data[offset + 1]!;
+    into.expiresAt = data[offset + 2]!;
+    return into;
+  }
+
+  /** Writes the window at `place` (from {@link locate}); true when its end moved. */
+  writeAt(place: Place, start: number, count: number, expiresAt: number): boolean {
+    const data = this.dataOf(place);
+    const offset = this.offsetOf(place);
+    const moved = data[offset + 2] !== expiresAt;
+    data[offset] = start;
+    data[offset + 1] = count;
+    data[offset + 2] = expiresAt;
+    return moved;
   }
 
   /** The window of `subject`'s budget `id`, as a fresh record. */
@@ -138,21 +163,14 @@ export class WindowTable {
    * it at once and keeps nothing); undefined when there is none.
    */
   read(subject: string, id: number, into: { start: number; count: number; expiresAt: number }): (WindowRecord & { expiresAt: number }) | undefined {
-    const place = this.placeOf(subject, id);
-    if (place < 0) return undefined;
-    const data = this.dataOf(place);
-    const offset = this.offsetOf(place);
-    into.start = data[offset]!;
-    into.count = data[offset + 1]!;
-    into.expiresAt = data[offset + 2]!;
-    return into;
+    const place = this.locate(subject, id);
+    return place < 0 ? undefined : this.readAt(place, into);
   }
 
   /** When the window of `subject`'s budget `id` ends; undefined when there is none. */
   expiresAt(subject: string, id: number): number | undefined {
-    const place = this.placeOf(subject, id);
-    if (place < 0) return undefined;
-    return this.dataOf(place)[this.offsetOf(place) + 2];
+    const place = this.locate(subject, id);
+    return place < 0 ? undefined : this.dataOf(place)[this.offsetOf(place) + 2];
   }
 
   /** A place for a new window of budget `id` in the chain from `head`: an empty one, or a new group linked at the end. */
@@ -178,24 +196,20 @@ export class WindowTable {
   /** Writes the window; true when it is new or its end moved (the expiry wheel needs the new end). */
   set(subject: string, id: number, start: number, count: number, expiresAt: number): boolean {
     const head = this.headOf(subject);
-    let place = head === undefined ? -1 : this.find(head, id);
-    const fresh = place < 0;
-    if (head === undefined) {
-      const group = this.allocate();
-      this.heads.set(subject, group);
-      this.lastSubject = subject;
-      this.lastHead = group;
-      this.setTag(group, 0, id);
-      place = group * WIDE;
-    } else if (place < 0) place = this.vacancy(head, id);
-    if (fresh) this.windows++;
-    const data = this.dataOf(place);
-    const offset = this.offsetOf(place);
-    const moved = fresh || data[offset + 2] !== expiresAt;
-    data[offset] = start;
-    data[offset + 1] = count;
-    data[offset + 2] = expiresAt;
-    return moved;
+    const place = head === undefined ? -1 : this.find(head, id);
+    if (place >= 0) return this.writeAt(place, start, count, expiresAt);
+    this.windows++;
+    if (head !== undefined) {
+      this.writeAt(this.vacancy(head, id), start, count, expiresAt);
+      return true;
+    }
+    const group = this.allocate();
+    this.heads.set(subject, group);
+    this.lastSubject = subject;
+    this.lastHead = group;
+    this.setTag(group, 0, id);
+    this.writeAt(group * WIDE, start, count, expiresAt);
+    return true;
   }
 
   /** Forgets the window of `subject`'s budget `id`; the subject's groups go once all its windows have. */

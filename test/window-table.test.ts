@@ -78,7 +78,7 @@ describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () =
 
   it("answers as a Map of (subject, budget) would under any mix of reads, writes and deletes (chains grow and shrink, groups are reused, the subject it remembers never goes stale; property)", () => {
     const op = fc.tuple(
-      fc.constantFrom("get", "read", "set", "delete", "expiresAt"),
+      fc.constantFrom("get", "read", "set", "delete", "expiresAt", "update"),
       fc.constantFrom("a", "b", "c"),
       fc.integer({ min: 1, max: 5 }),
       fc.integer({ min: 0, max: 1_000 }),
@@ -93,6 +93,14 @@ describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () =
             const fresh = !model.has(key) || model.get(key)!.expiresAt !== n + 60;
             expect(t.set(subject, id, n, n + 1, n + 60)).toBe(fresh);
             model.set(key, { start: n, count: n + 1, expiresAt: n + 60 });
+          } else if (name === "update") {
+            // a place from locate, written in place (MemoryStore writes a window it has just read this way)
+            const place = t.locate(subject, id);
+            expect(place >= 0).toBe(model.has(key));
+            if (place >= 0) {
+              expect(t.writeAt(place, n, n + 2, n + 61)).toBe(model.get(key)!.expiresAt !== n + 61);
+              model.set(key, { start: n, count: n + 2, expiresAt: n + 61 });
+            }
           } else if (name === "delete") {
             t.delete(subject, id);
             model.delete(key);
