@@ -22,12 +22,19 @@ const NOTHING: Decision["charged"] = Object.freeze({ budgets: NONE, caps: NONE }
 /** What charging a list of budgets shows, one frozen object per list (the lists are the compiled config's). */
 const chargedOf = new WeakMap<readonly BudgetSpec[], Decision["charged"]>();
 
+/** The list charged last and what it shows: most requests repeat it, and an identity test is cheaper than a WeakMap's lookup. */
+let lastBudgets: readonly BudgetSpec[] | undefined;
+let lastCharged: Decision["charged"] = NOTHING;
+
 function chargedBudgets(budgets: readonly BudgetSpec[]): Decision["charged"] {
+  if (budgets === lastBudgets) return lastCharged;
   let charged = chargedOf.get(budgets);
   if (charged === undefined) {
     charged = Object.freeze({ budgets: Object.freeze(budgets.map((b) => b.name)), caps: NONE });
     chargedOf.set(budgets, charged);
   }
+  lastBudgets = budgets;
+  lastCharged = charged;
   return charged;
 }
 
