@@ -104,11 +104,14 @@ export function isReadOnly(levels: Effective): boolean {
 
 /** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */
 export function heldPermissions(levels: Effective): string[] {
+  // the six families by name, in FAMILIES order (a loop over FAMILIES read each by a keyed load)
   const held: string[] = [];
-  for (const family of FAMILIES) {
-    const level = levels[family];
-    if (level !== "none") held.push(HELD[family][level]);
-  }
+  if (levels.content !== "none") held.push(HELD.content[levels.content]);
+  if (levels.audience !== "none") held.push(HELD.audience[levels.audience]);
+  if (levels.sending !== "none") held.push(HELD.sending[levels.sending]);
+  if (levels.insights !== "none") held.push(HELD.insights[levels.insights]);
+  if (levels.settings !== "none") held.push(HELD.settings[levels.settings]);
+  if (levels.webhooks !== "none") held.push(HELD.webhooks[levels.webhooks]);
   return held;
 }
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { effectiveLevels, FAMILIES, grantedLevel, heldPermissions, isReadOnly, lesser, LEVELS, type Effective } from "../src/permissions.js";
 import type { Grants } from "../src/types.js";
+import { heldPhrase } from "../src/messages.js";
 
 /** Every assignment of a level to each family: 3^6 of them. */
 function everyLevels(): Effective[] {
@@ -62,5 +63,14 @@ describe("effective levels read the grants by value first (spec §5.4)", () => {
 
   it("no grants grant nothing", () => {
     for (const cap of everyLevels()) expect(Object.values(effectiveLevels(undefined, cap)).every((l) => l === "none")).toBe(true);
+  });
+});
+
+describe("the held phrase of a 403 message (spec §7)", () => {
+  it("is the held permissions joined by commas, or nothing, for every combination of levels (one family is its own phrase)", () => {
+    for (const levels of everyLevels()) {
+      const held = heldPermissions(levels);
+      expect(heldPhrase(held)).toBe(held.length === 0 ? "nothing" : held.join(", "));
+    }
   });
 });
