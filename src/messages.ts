@@ -6,7 +6,8 @@ import type { BudgetReport, CapName, Requirement } from "./types.js";
 
 /** What a credential holds on a newsletter, as a phrase: `content: read, audience: write` or `nothing`. */
 export function heldPhrase(held: readonly string[]): string {
-  return held.length === 0 ? "nothing" : held.join(", ");
+  // one family (the common case) is its own phrase: no join
+  return held.length === 0 ? "nothing" : held.length === 1 ? held[0]! : held.join(", ");
 }
 
 /** DESIGN §10: a descriptor that cannot be read. */

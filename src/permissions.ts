@@ -54,19 +54,33 @@ export function holds(requirement: Requirement, levels: Effective, account: bool
   return need.account ? account : satisfies(levels[need.family], need.level);
 }
 
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+/** Grants that grant nothing (a credential without grants on the newsletter). */
+const NO_GRANTS: Grants = Object.freeze({});
+
+/**
+ * A grant as read for {@link effectiveLevels}: `value` (the grants' property of that name) when it is
+ * `read` or `write` and the grants' own, else `none`. The value is tested first, so a family that is
+ * not granted (most are) costs no own-property test; same answer as {@link grantedLevel}.
+ */
+function ownLevel(grants: Grants, family: Family, value: unknown): Level {
+  return (value === "read" || value === "write") && hasOwnProperty.call(grants, family) ? value : "none";
+}
+
 /**
  * Effective levels (spec §5.4): per family, the lesser of what was selected at creation and what
  * the owner's current role allows.
  */
 export function effectiveLevels(grants: Grants | undefined, cap: Readonly<Record<Family, Level>>): Effective {
+  const g = grants ?? NO_GRANTS;
   // one literal, so every result has one shape (a loop of keyed stores built it field by field)
   return {
-    content: lesser(grantedLevel(grants, "content"), cap.content),
-    audience: lesser(grantedLevel(grants, "audience"), cap.audience),
-    sending: lesser(grantedLevel(grants, "sending"), cap.sending),
-    insights: lesser(grantedLevel(grants, "insights"), cap.insights),
-    settings: lesser(grantedLevel(grants, "settings"), cap.settings),
-    webhooks: lesser(grantedLevel(grants, "webhooks"), cap.webhooks),
+    content: lesser(ownLevel(g, "content", g.content), cap.content),
+    audience: lesser(ownLevel(g, "audience", g.audience), cap.audience),
+    sending: lesser(ownLevel(g, "sending", g.sending), cap.sending),
+    insights: lesser(ownLevel(g, "insights", g.insights), cap.insights),
+    settings: lesser(ownLevel(g, "settings", g.settings), cap.settings),
+    webhooks: lesser(ownLevel(g, "webhooks", g.webhooks), cap.webhooks),
   };
 }
 
@@ -90,11 +104,14 @@ export function isReadOnly(levels: Effective): boolean {
 
 /** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */
 export function heldPermissions(levels: Effective): string[] {
+  // the six families by name, in FAMILIES order (a loop over FAMILIES read each by a keyed load)
   const held: string[] = [];
-  for (const family of FAMILIES) {
-    const level = levels[family];
-    if (level !== "none") held.push(HELD[family][level]);
-  }
+  if (levels.content !== "none") held.push(HELD.content[levels.content]);
+  if (levels.audience !== "none") held.push(HELD.audience[levels.audience]);
+  if (levels.sending !== "none") held.push(HELD.sending[levels.sending]);
+  if (levels.insights !== "none") held.push(HELD.insights[levels.insights]);
+  if (levels.settings !== "none") held.push(HELD.settings[levels.settings]);
+  if (levels.webhooks !== "none") held.push(HELD.webhooks[levels.webhooks]);
   return held;
 }
 

@@ -64,12 +64,10 @@ function roleOf(roles: Roles, newsletter: string): unknown {
 
 /** DESIGN §10: bad input answers invalid_request naming the field. */
 function checkInput(op: CompiledOperation, request: NormalRequest): Refusal | undefined {
-  if (op.spec.paginated && request.query.has("limit")) {
-    const values = request.query.get("limit")!;
-    if (values.length !== 1 || !isLimit(values[0]!)) return invalid("limit", "must be one positive whole number");
-  }
+  const limits = op.spec.paginated ? request.query.get("limit") : undefined;
+  if (limits !== undefined && (limits.length !== 1 || !isLimit(limits[0]!))) return invalid("limit", "must be one positive whole number");
   const expand = queryValues(request.query, "expand");
-  const unknown = expand.find((p) => !op.expandPaths.includes(p));
+  const unknown = expand.length === 0 ? undefined : expand.find((p) => !op.expandPaths.includes(p));
   if (unknown !== undefined) {
     const known = op.expandPaths.length === 0 ? "this operation expands nothing" : `known paths: ${op.expandPaths.join(", ")}`;
     return invalid("expand", `names an unknown path "${unknown.slice(0, 64)}" (${known})`);
@@ -83,28 +81,31 @@ function checkInput(op: CompiledOperation, request: NormalRequest): Refusal | un
   return undefined;
 }
 
-/** The plan's fields known once the request is routed; one shape, so the hot path stays monomorphic. */
-interface Routed {
-  operation: CompiledOperation | undefined;
-  budgets: readonly BudgetSpec[];
-  policyHeader: string;
-  newsletter: string | undefined;
-  view: "reader" | "full" | undefined;
-  requestId: string | undefined;
-}
-
-function planOf(routed: Routed, refusal: Refusal | undefined, idempotencyKey: string | undefined, fingerprint = ""): Plan {
+/**
+ * The plan, built in one place and one shape (the hot path stays monomorphic): the budgets and
+ * `RateLimit-Policy` of the operation, or of the fallback when no operation was found.
+ */
+function planOf(
+  config: CompiledConfig,
+  op: CompiledOperation | undefined,
+  requestId: string | undefined,
+  newsletter: string | undefined,
+  view: Plan["view"],
+  refusal: Refusal | undefined,
+  idempotencyKey?: string,
+  fingerprint = "",
+): Plan {
   return {
-    operation: routed.operation,
-    budgets: routed.budgets,
-    policyHeader: routed.policyHeader,
-    newsletter: routed.newsletter,
-    view: routed.view,
+    operation: op,
+    budgets: op === undefined ? config.fallback.budgets : op.budgets,
+    policyHeader: op === undefined ? config.fallback.policyHeader : op.policyHeader,
+    newsletter,
+    view,
     refusal,
     idempotencyKey,
     fingerprint,
-    cap: routed.operation?.spec.cap,
-    requestId: routed.requestId,
+    cap: op?.spec.cap,
+    requestId,
   };
 }
 
@@ -112,36 +113,35 @@ function planOf(routed: Routed, refusal: Refusal | undefined, idempotencyKey: st
  * The last input check, the Idempotency-Key of a write, once everything else passed. Only then is
  * the request fingerprinted (its body hashed), so requests without a key pay nothing for it.
  */
-function withIdempotencyKey(op: CompiledOperation, request: NormalRequest, routed: Routed, refusal: Refusal | undefined): Plan {
-  if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return planOf(routed, refusal, undefined);
+function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, newsletter: string | undefined, view: Plan["view"], refusal: Refusal | undefined): Plan {
+  if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return planOf(config, op, request.requestId, newsletter, view, refusal);
   const key = request.idempotencyKey;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
-    return planOf(routed, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined);
+    return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"));
   }
-  return planOf(routed, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body));
+  return planOf(config, op, request.requestId, newsletter, view, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body));
 }
 
 /** Reach (DESIGN §8: minted for the newsletter and a role there now), then permission and input. */
-function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, routed: Routed, credential: Credential, roles: Roles): Plan {
+function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, credential: Credential, roles: Roles): Plan {
   const newsletter = op.newsletterAt >= 0 ? request.segments[op.newsletterAt] : request.newsletter;
-  routed.newsletter = newsletter;
-  if (newsletter === undefined) return planOf(routed, notFound(undefined, "unresolved"), undefined);
+  const id = request.requestId;
+  if (newsletter === undefined) return planOf(config, op, id, newsletter, undefined, notFound(undefined, "unresolved"));
   const grants = Object.hasOwn(credential.newsletters, newsletter) ? credential.newsletters[newsletter] : undefined;
-  if (typeof grants !== "object" || grants === null) return planOf(routed, notFound(newsletter, "not_granted"), undefined);
+  if (typeof grants !== "object" || grants === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "not_granted"));
   const role = roleOf(roles, newsletter);
-  if (role === undefined || role === null) return planOf(routed, notFound(newsletter, "no_role"), undefined);
+  if (role === undefined || role === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "no_role"));
   const cap = typeof role === "string" ? config.roles.get(role) : undefined;
-  if (cap === undefined) return planOf(routed, notFound(newsletter, "unknown_role"), undefined);
+  if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role"));
 
   const levels = effectiveLevels(grants, cap);
   const readOnly = isReadOnly(levels);
-  routed.view = readOnly ? "reader" : "full";
   const refusal =
     checkNeeds(op, request, newsletter, grants, role as string, levels) ??
     (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
     checkExpand(op, request, newsletter, levels, credential.account === true) ??
     checkInput(op, request);
-  return withIdempotencyKey(op, request, routed, refusal);
+  return withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal);
 }
 
 /**
@@ -151,31 +151,24 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
 export function plan(config: CompiledConfig, input: unknown, credential: Credential, roles: Roles): Plan {
   const request = normaliseRequest(input);
   if (!("segments" in request)) {
-    const routed: Routed = { operation: undefined, budgets: config.fallback.budgets, policyHeader: config.fallback.policyHeader, newsletter: undefined, view: undefined, requestId: undefined };
     const reason: Reason = { rule: "malformed_request", param: request.param, detail: request.detail };
-    return planOf(routed, { check: "route", status: 400, code: "invalid_request", message: say.malformedRequest(request.param, request.detail), param: request.param, reason }, undefined);
+    const message = say.malformedRequest(request.param, request.detail);
+    return planOf(config, undefined, undefined, undefined, undefined, { check: "route", status: 400, code: "invalid_request", message, param: request.param, reason });
   }
   const op = route(config.routes, request);
-  const routed: Routed = {
-    operation: op,
-    budgets: op === undefined ? config.fallback.budgets : op.budgets,
-    policyHeader: op === undefined ? config.fallback.policyHeader : op.policyHeader,
-    newsletter: undefined,
-    view: undefined,
-    requestId: request.requestId,
-  };
   if (op === undefined) {
     // DESIGN §11: unknown operations fail closed
     const reason: Reason = { rule: "unknown_operation", method: request.method, path: request.path.slice(0, 200) };
-    return planOf(routed, { check: "route", status: 404, code: "not_found", message: say.unknownOperation(request.method, request.path), reason }, undefined);
+    const message = say.unknownOperation(request.method, request.path);
+    return planOf(config, undefined, request.requestId, undefined, undefined, { check: "route", status: 404, code: "not_found", message, reason });
   }
   if (op.needs === "account: read") {
-    if (credential.account === true) return withIdempotencyKey(op, request, routed, checkInput(op, request));
+    if (credential.account === true) return withIdempotencyKey(config, op, request, undefined, undefined, checkInput(op, request));
     // spec §7 #3
     const message = say.lacksAccount(request.method, request.path);
-    return planOf(routed, insufficientScope({ specCase: 3, needed: "account: read", message, held: [], allowedValues: ["account: read"] }), undefined);
+    return planOf(config, op, request.requestId, undefined, undefined, insufficientScope({ specCase: 3, needed: "account: read", message, held: [], allowedValues: ["account: read"] }));
   }
   const onNewsletter = op.newsletterAt >= 0 || op.needs !== undefined || op.spec.cap !== undefined;
-  if (!onNewsletter) return withIdempotencyKey(op, request, routed, checkInput(op, request));
-  return planOnNewsletter(config, op, request, routed, credential, roles);
+  if (!onNewsletter) return withIdempotencyKey(config, op, request, undefined, undefined, checkInput(op, request));
+  return planOnNewsletter(config, op, request, credential, roles);
 }

@@ -4,7 +4,6 @@
  */
 import { chargeRequest } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
-import type { StoreResult } from "./decide.js";
 import type { Hooks } from "./hooks.js";
 import { assertCredential, assertRoles } from "./host-input.js";
 import { insured, type Insurance } from "./insurance.js";
@@ -32,38 +31,43 @@ export interface PolicyContext {
   readonly insuredTickets: WeakSet<ReleaseTicket>;
 }
 
-/** One request's way through, as far as the store. */
-interface Asked {
-  readonly planned: Plan;
-  readonly charge: ChargeRequest;
-  readonly config: CompiledConfig;
-  readonly t: number;
-  readonly requestId: string;
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-function answer(asked: Asked, result: StoreResult, degraded?: boolean): Decision {
-  return present(asked.planned, asked.charge, result, asked.config, asked.t, asked.requestId, degraded === true);
+/** What the main store was asked when it failed, and how. */
+interface Failed {
+  readonly planned: Plan;
+  readonly charge: ChargeRequest;
+  readonly error: unknown;
 }
 
 /** The insurance store decides, with every limit × share; the main store is tried again next time. */
-async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: DescriptorRead, who: Who, asked: Asked, error: unknown): Promise<Decision> {
-  const scaled = insured(asked.config, insurance.share);
+async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
+  const scaled = insured(config, insurance.share);
   // the same read of the descriptor as the first plan's: an untrusted object is read once
   const replanned = plan(scaled, read, who.credential, who.roles);
-  const charge = chargeRequest(replanned, subjectKeysOf(who.credential), scaled, asked.t, asked.requestId);
+  const charge = chargeRequest(replanned, subjectKeysOf(who.credential), scaled, t, requestId);
   let outcome: ChargeOutcome;
   try {
     outcome = await insurance.store.charge(charge);
   } catch (second) {
-    return answer(asked, { kind: "store_failed", error: `${describe(error)}; insurance store: ${describe(second)}`, failOpen: ctx.failOpen });
+    const error = `${describe(first.error)}; insurance store: ${describe(second)}`;
+    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: ctx.failOpen }, config, t, requestId);
   }
-  const decision = answer({ planned: replanned, charge, config: scaled, t: asked.t, requestId: asked.requestId }, outcome, true);
+  const decision = present(replanned, charge, outcome, scaled, t, requestId, true);
   if (decision.release !== undefined) ctx.insuredTickets.add(decision.release);
   return decision;
+}
+
+/** The main store failed: the insurance store decides, or the policy answers without counters (DESIGN §12). */
+async function failed(ctx: PolicyContext, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
+  const decision =
+    ctx.insurance === undefined
+      ? present(first.planned, first.charge, { kind: "store_failed", error: describe(first.error), failOpen: ctx.failOpen }, config, t, requestId)
+      : await insuredAnswer(ctx, ctx.insurance, read, who, config, t, requestId, first);
+  ctx.hooks.storeFailed(first.error, decision);
+  return ctx.hooks.decided(decision);
 }
 
 /** `policy.check`: see `Policy.check`. */
@@ -77,19 +81,13 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
   const planned = plan(config, read, who.credential, who.roles);
   const requestId = ctx.requestId(planned.requestId);
   const charge = chargeRequest(planned, subjectKeysOf(who.credential), config, t, requestId);
-  const asked: Asked = { planned, charge, config, t, requestId };
   let outcome: ChargeOutcome;
   try {
     const pending = ctx.store.charge(charge);
     // a store that answers synchronously (MemoryStore) is not made to wait a microtask turn
     outcome = isThenable(pending) ? await pending : pending;
   } catch (error) {
-    const decision =
-      ctx.insurance === undefined
-        ? answer(asked, { kind: "store_failed", error: describe(error), failOpen: ctx.failOpen })
-        : await insuredAnswer(ctx, ctx.insurance, read, who, asked, error);
-    ctx.hooks.storeFailed(error, decision);
-    return ctx.hooks.decided(decision);
+    return failed(ctx, read, who, config, t, requestId, { planned, charge, error });
   }
-  return ctx.hooks.decided(answer(asked, outcome));
+  return ctx.hooks.decided(present(planned, charge, outcome, config, t, requestId));
 }

@@ -94,10 +94,13 @@ export function countParts(text: string): number {
   }
 }
 
+/** No values: what an absent parameter gives, one frozen list rather than a new one per request. */
+const NO_VALUES: readonly string[] = Object.freeze([]);
+
 /** The values of a query parameter, repeated or comma-separated, trimmed, empties dropped. */
-export function queryValues(query: ReadonlyMap<string, readonly string[]>, name: string): string[] {
+export function queryValues(query: ReadonlyMap<string, readonly string[]>, name: string): readonly string[] {
   const raw = query.get(name);
-  if (raw === undefined) return [];
+  if (raw === undefined) return NO_VALUES;
   const values: string[] = [];
   for (const entry of raw) {
     for (const part of entry.split(",")) {

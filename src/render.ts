@@ -11,7 +11,7 @@ import { capRetryAfter, rateLimitHeaders, spentBudgets, uncountedHeaders } from 
 import * as say from "./messages.js";
 import type { Plan } from "./plan.js";
 import type { Refusal } from "./refusal.js";
-import type { CapCharge, ChargeOutcome, ChargeRequest } from "./store.js";
+import type { CapCharge, ChargeOutcome, ChargeRequest, WindowReading } from "./store.js";
 import type { Decision, ErrorCode, ErrorObject, Reason, RefusalStatus, ReleaseTicket } from "./types.js";
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
@@ -22,12 +22,19 @@ const NOTHING: Decision["charged"] = Object.freeze({ budgets: NONE, caps: NONE }
 /** What charging a list of budgets shows, one frozen object per list (the lists are the compiled config's). */
 const chargedOf = new WeakMap<readonly BudgetSpec[], Decision["charged"]>();
 
+/** The list charged last and what it shows: most requests repeat it, and an identity test is cheaper than a WeakMap's lookup. */
+let lastBudgets: readonly BudgetSpec[] | undefined;
+let lastCharged: Decision["charged"] = NOTHING;
+
 function chargedBudgets(budgets: readonly BudgetSpec[]): Decision["charged"] {
+  if (budgets === lastBudgets) return lastCharged;
   let charged = chargedOf.get(budgets);
   if (charged === undefined) {
     charged = Object.freeze({ budgets: Object.freeze(budgets.map((b) => b.name)), caps: NONE });
     chargedOf.set(budgets, charged);
   }
+  lastBudgets = budgets;
+  lastCharged = charged;
   return charged;
 }
 
@@ -53,21 +60,21 @@ interface Refused {
   readonly body: { error: ErrorObject };
 }
 
-/** What a decision shows: its headers, why, what it charged, and its refusal or release ticket. */
-interface Shown {
-  readonly headers: Record<string, string>;
-  readonly reason: Reason;
-  readonly charged: Decision["charged"];
-  readonly refused?: Refused;
-  readonly release?: ReleaseTicket;
-}
-
 /**
  * The one decision builder: allowed without a body, refused with one. Both arms have the same
- * fields in the same order (`body` undefined when allowed), so hosts' reads stay monomorphic.
+ * fields in the same order (`body` undefined when allowed), so hosts' reads stay monomorphic. Its
+ * parts come as arguments, not in an object: a decision is built with no object but itself.
  */
-function decision(f: Facts, { headers, reason, charged, refused, release }: Shown): Decision {
-  const { plan } = f;
+function decision(
+  plan: Plan,
+  requestId: string,
+  degraded: boolean | undefined,
+  headers: Record<string, string>,
+  reason: Reason,
+  charged: Decision["charged"],
+  refused?: Refused,
+  release?: ReleaseTicket,
+): Decision {
   const built = {
     allowed: refused === undefined,
     status: refused === undefined ? 200 : refused.status,
@@ -77,42 +84,47 @@ function decision(f: Facts, { headers, reason, charged, refused, release }: Show
     view: plan.view,
     newsletter: plan.newsletter,
     charged,
-    requestId: f.requestId,
+    requestId,
     reason,
   } as Decision;
   if (release !== undefined) built.release = release;
-  if (f.degraded === true) built.degraded = true;
+  if (degraded === true) built.degraded = true;
   return built;
 }
 
-/** The optional fields of an error body (spec §7: left out when they do not apply). */
-type ErrorFields = Pick<Refusal, "param" | "allowedValues">;
+/** {@link decision} with the facts' plan, id and degraded flag. */
+function decisionOf(f: Facts, headers: Record<string, string>, reason: Reason, charged: Decision["charged"], refused?: Refused, release?: ReleaseTicket): Decision {
+  return decision(f.plan, f.requestId, f.degraded, headers, reason, charged, refused, release);
+}
 
-function refusal(f: Facts, status: RefusalStatus, code: ErrorCode, message: string, { param, allowedValues }: ErrorFields = {}): Refused {
-  const error: ErrorObject = { code, message, request_id: f.requestId, docs_url: `${f.config.docsUrl}/${code}` };
+function refusal(requestId: string, docsUrl: string, status: RefusalStatus, code: ErrorCode, message: string, param?: string, allowedValues?: readonly string[]): Refused {
+  const error: ErrorObject = { code, message, request_id: requestId, docs_url: `${docsUrl}/${code}` };
   if (param !== undefined) error.param = param;
   if (allowedValues !== undefined) error.allowed_values = [...allowedValues];
   return { status, body: { error } };
 }
 
-function byPlan(f: Facts, headers: Record<string, string>, planned: Refusal, charged: Decision["charged"]): Decision {
-  const refused = refusal(f, planned.status, planned.code, planned.message, planned);
-  return decision(f, { headers, reason: planned.reason, charged, refused });
+/** The plan's refusal (400, 403, 404): no facts object, as this is the common refusal. */
+function byPlan(plan: Plan, requestId: string, docsUrl: string, degraded: boolean | undefined, headers: Record<string, string>, charged: Decision["charged"]): Decision {
+  const planned = plan.refusal!;
+  const refused = refusal(requestId, docsUrl, planned.status, planned.code, planned.message, planned.param, planned.allowedValues);
+  return decision(plan, requestId, degraded, headers, planned.reason, charged, refused);
 }
 
-function budgetSpent(f: Facts, headers: Record<string, string>, outcome: ChargeOutcome): Decision {
-  // DESIGN §3: name general when it is spent; wait for the longest of the spent budgets
-  const { spent, named, retryAfter } = spentBudgets(f.plan, outcome.windows, f.now);
+/** A 429 of a spent budget (DESIGN §3): general named when it is spent, the longest wait of the spent ones. */
+function budgetSpent(plan: Plan, requestId: string, docsUrl: string, degraded: boolean | undefined, headers: Record<string, string>, windows: readonly WindowReading[], now: number): Decision {
+  const { spent, named, retryAfter } = spentBudgets(plan, windows, now);
   headers["Retry-After"] = String(retryAfter);
-  const refused = refusal(f, 429, "rate_limited", say.budgetSpent(named));
-  return decision(f, { headers, reason: { rule: "budget_spent", budget: named.name, spent }, charged: NOTHING, refused });
+  const refused = refusal(requestId, docsUrl, 429, "rate_limited", say.budgetSpent(named));
+  return decision(plan, requestId, degraded, headers, { rule: "budget_spent", budget: named.name, spent }, NOTHING, refused);
 }
 
 function conflict(f: Facts, headers: Record<string, string>, fingerprint: string, charged: Decision["charged"]): Decision {
   const key = f.plan.idempotencyKey!;
   const first = describeFingerprint(fingerprint);
   const message = say.idempotencyConflict(key, first, first === describeFingerprint(f.plan.fingerprint));
-  return decision(f, { headers, reason: { rule: "idempotency_conflict", key }, charged, refused: refusal(f, 409, "conflict", message, { param: "Idempotency-Key" }) });
+  const refused = refusal(f.requestId, f.config.docsUrl, 409, "conflict", message, "Idempotency-Key");
+  return decisionOf(f, headers, { rule: "idempotency_conflict", key }, charged, refused);
 }
 
 function capReached(f: Facts, headers: Record<string, string>, count: number, charged: Decision["charged"]): Decision {
@@ -120,26 +132,41 @@ function capReached(f: Facts, headers: Record<string, string>, count: number, ch
   const unit = f.config.dailyRetryAfter;
   headers["Retry-After"] = String(capRetryAfter(resetAt, f.now, unit));
   const message = say.dailyCapReached(name, limit, f.plan.newsletter, f.config.dayOffsetMs, unit);
-  return decision(f, { headers, reason: { rule: "daily_cap", cap: name, limit, count, resetAt }, charged, refused: refusal(f, 429, "rate_limited", message) });
+  return decisionOf(f, headers, { rule: "daily_cap", cap: name, limit, count, resetAt }, charged, refusal(f.requestId, f.config.docsUrl, 429, "rate_limited", message));
 }
 
 function allowed(f: Facts, headers: Record<string, string>, outcome: Extract<ChargeOutcome, { kind: "charged" }>, charged: Decision["charged"]): Decision {
   const reason = outcome.replay ? REPLAYED : ALLOWED;
-  if (outcome.member === undefined) return decision(f, { headers, reason, charged });
+  if (outcome.member === undefined) return decisionOf(f, headers, reason, charged);
   const ticket = releaseTicket(f.charge, outcome.member, f.cap!.day);
-  return decision(f, { headers, reason, charged: { budgets: charged.budgets, caps: [f.cap!.name] }, release: ticket });
+  return decisionOf(f, headers, reason, { budgets: charged.budgets, caps: [f.cap!.name] }, undefined, ticket);
 }
 
 /**
  * What a charge's result comes to, the same for `evaluate` and `policy.check`: the decision order
  * ({@link decide}), then {@link render}, at the store's clock when it decided (`result.now`), else `t`.
+ * The three answers most requests get (allowed without a cap, the plan's refusal, a spent budget)
+ * are presented straight from the plan and the result, with no {@link Facts} object.
  *
  * @param degraded - the insurance store decided (the decision says so).
  */
 export function present(planned: Plan, charge: ChargeRequest, result: StoreResult, config: CompiledConfig, t: number, requestId: string, degraded = false): Decision {
+  const answer = decide(planned.refusal, result);
+  if (result.kind !== "store_failed") {
+    const now = result.now ?? t;
+    if (answer === "allowed" && result.kind === "charged" && result.member === undefined) {
+      const headers = rateLimitHeaders(planned, result.windows, now);
+      return decision(planned, requestId, degraded, headers, result.replay ? REPLAYED : ALLOWED, chargedBudgets(planned.budgets));
+    }
+    if (answer === "refused" || answer === "refused_uncharged") {
+      const headers = rateLimitHeaders(planned, result.windows, now);
+      return byPlan(planned, requestId, config.docsUrl, degraded, headers, CHARGES_BUDGETS[answer] ? chargedBudgets(planned.budgets) : NOTHING);
+    }
+    if (answer === "budget_spent") return budgetSpent(planned, requestId, config.docsUrl, degraded, rateLimitHeaders(planned, result.windows, now), result.windows, now);
+  }
   const now = result.kind === "store_failed" ? t : (result.now ?? t);
   const cap = result.kind === "store_failed" ? charge.cap : countedCap(charge, result);
-  return render(decide(planned.refusal, result), { plan: planned, charge, result, cap, config, now, requestId, degraded });
+  return render(answer, { plan: planned, charge, result, cap, config, now, requestId, degraded });
 }
 
 /**
@@ -152,12 +179,13 @@ export function render(answer: Answer, f: Facts): Decision {
   const { plan, result, now } = f;
   const headers = result.kind === "store_failed" ? uncountedHeaders(plan, now) : rateLimitHeaders(plan, result.windows, now);
   const charged = CHARGES_BUDGETS[answer] ? chargedBudgets(plan.budgets) : NOTHING;
+  const docsUrl = f.config.docsUrl;
   switch (answer) {
     case "refused":
     case "refused_uncharged":
-      return byPlan(f, headers, plan.refusal!, charged);
+      return byPlan(plan, f.requestId, docsUrl, f.degraded, headers, charged);
     case "budget_spent":
-      return budgetSpent(f, headers, result as ChargeOutcome);
+      return budgetSpent(plan, f.requestId, docsUrl, f.degraded, headers, (result as ChargeOutcome).windows, now);
     case "conflict":
       return conflict(f, headers, (result as Extract<ChargeOutcome, { kind: "conflict" }>).fingerprint, charged);
     case "cap_reached":
@@ -166,12 +194,12 @@ export function render(answer: Answer, f: Facts): Decision {
       return allowed(f, headers, result as Extract<ChargeOutcome, { kind: "charged" }>, charged);
     case "unavailable": {
       const { error } = result as Extract<StoreResult, { kind: "store_failed" }>;
-      const refused = refusal(f, 503, "service_unavailable", say.STORE_UNAVAILABLE);
-      return decision(f, { headers, reason: { rule: "store_unavailable", failOpen: false, error }, charged: NOTHING, refused });
+      const refused = refusal(f.requestId, docsUrl, 503, "service_unavailable", say.STORE_UNAVAILABLE);
+      return decisionOf(f, headers, { rule: "store_unavailable", failOpen: false, error }, NOTHING, refused);
     }
     case "allowed_uncounted": {
       const { error } = result as Extract<StoreResult, { kind: "store_failed" }>;
-      return decision(f, { headers, reason: { rule: "store_unavailable", failOpen: true, error }, charged: NOTHING });
+      return decisionOf(f, headers, { rule: "store_unavailable", failOpen: true, error }, NOTHING);
     }
   }
 }

@@ -187,6 +187,7 @@ function readPath(rawPath: string): PathRead {
 const METHODS = new Map(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"].map((m) => [m, m === "HEAD" ? "GET" : m]));
 
 function methodOf(raw: unknown): string | undefined {
+  if (raw === "GET" || raw === "POST") return raw; // the two most common, without a Map lookup
   if (typeof raw !== "string") return undefined;
   const known = METHODS.get(raw);
   if (known !== undefined) return known;
@@ -195,31 +196,35 @@ function methodOf(raw: unknown): string | undefined {
   return upper === "HEAD" ? "GET" : upper;
 }
 
+/** The path as a refusal shows it (a function, not a closure made per request). */
+function shown(rawPath: unknown): string {
+  return typeof rawPath === "string" ? rawPath.slice(0, 200) : "?";
+}
+
 /** Reads a descriptor of any shape. */
 export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const request = readDescriptor(input);
   const rawPath = request.path;
-  const shown = (): string => (typeof rawPath === "string" ? rawPath.slice(0, 200) : "?");
   if (request.unreadable !== undefined) {
-    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shown() };
+    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shown(rawPath) };
   }
   const method = methodOf(request.method);
-  if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown() };
+  if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown(rawPath) };
   if (typeof rawPath !== "string" || !rawPath.startsWith("/") || rawPath.length > MAX_PATH) {
-    return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shown() };
+    return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shown(rawPath) };
   }
   const read = readPath(rawPath);
-  if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown() };
+  if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown(rawPath) };
   // a `query` object, when given, stands for the query string
   const query = request.query ?? read.query;
   if (!(query instanceof Map)) {
     const bad = query as { param: string; detail: string };
-    return { param: bad.param, detail: bad.detail, method, path: shown() };
+    return { param: bad.param, detail: bad.detail, method, path: shown(rawPath) };
   }
 
   const rawNewsletter = request.newsletter;
   if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {
-    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown() };
+    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown(rawPath) };
   }
   const requestId = typeof request.requestId === "string" && REQUEST_ID.test(request.requestId) ? request.requestId : undefined;
   return {

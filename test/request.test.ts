@@ -1,5 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Session, get, key, post } from "./fixtures.js";
+import { readDescriptor } from "../src/request.js";
 
 const s = () => new Session(key({ nl_1: { content: "write", audience: "write", sending: "write", insights: "read" } }, true), { nl_1: "owner" });
 
@@ -91,5 +93,120 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     const d = s().run(request);
     expect(d.status).toBe(400);
     expect(d.body?.error.param).toBe("path");
+  });
+});
+
+describe("the descriptor is read field by field, each in its own try/catch (held to the rule written out)", () => {
+  const FIELDS = ["method", "path", "query", "idempotencyKey", "body", "newsletter", "requestId"] as const;
+  const SHOWN: Record<string, string> = { idempotencyKey: "Idempotency-Key" };
+  const thrower = (): never => {
+    throw new Error("hostile");
+  };
+
+  /** The rule written out: each field in its own try/catch, own data properties only, in order. */
+  function byRule(input: unknown): { values: unknown[]; unreadable: string | undefined } {
+    const values: unknown[] = [];
+    let unreadable: string | undefined;
+    for (const field of FIELDS) {
+      let value: unknown;
+      let bad = false;
+      if ((typeof input === "object" && input !== null) || typeof input === "function") {
+        try {
+          if (Object.hasOwn(input, field)) {
+            const property = Object.getOwnPropertyDescriptor(input, field);
+            if (property !== undefined) {
+              if ("value" in property) value = property.value;
+              else bad = true;
+            }
+          }
+        } catch {
+          bad = true;
+        }
+      }
+      if (bad) unreadable ??= SHOWN[field] ?? field;
+      values.push(bad ? undefined : value);
+    }
+    return { values, unreadable };
+  }
+
+  /** One field: absent, a data value (enumerable or not), a getter (throwing or not), inherited. */
+  const arbField = fc.oneof(
+    fc.constant({ kind: "absent" as const }),
+    fc.record({ kind: fc.constant("value" as const), value: fc.oneof(fc.string(), fc.anything()), enumerable: fc.boolean() }),
+    fc.record({ kind: fc.constant("getter" as const), throws: fc.boolean() }),
+    fc.record({ kind: fc.constant("inherited" as const), value: fc.string() }),
+  );
+  /** How the whole descriptor is wrapped: not at all, a Proxy whose traps throw on one field (or log), revoked. */
+  const arbWrap = fc.oneof(
+    fc.constant({ kind: "plain" as const }),
+    fc.record({ kind: fc.constant("throwsOn" as const), field: fc.constantFrom(...FIELDS), trap: fc.constantFrom("getOwnPropertyDescriptor", "both") }),
+    fc.constant({ kind: "logging" as const }),
+    fc.constant({ kind: "revoked" as const }),
+  );
+  const arbDescriptor = fc.record({ fields: fc.array(arbField, { minLength: FIELDS.length, maxLength: FIELDS.length }), wrap: arbWrap, nullProto: fc.boolean() });
+  type Descriptor = typeof arbDescriptor extends fc.Arbitrary<infer T> ? T : never;
+
+  /** Builds the descriptor twice over (one for each reader), with the log of traps each one ran. */
+  function build({ fields, wrap, nullProto }: Descriptor): { input: unknown; log: string[] } {
+    const inherited: Record<string, unknown> = {};
+    const target = Object.create(nullProto ? null : inherited) as Record<string, unknown>;
+    fields.forEach((f, i) => {
+      const name = FIELDS[i]!;
+      if (f.kind === "value") Object.defineProperty(target, name, { value: f.value, enumerable: f.enumerable, configurable: true, writable: true });
+      if (f.kind === "getter") Object.defineProperty(target, name, { get: f.throws ? thrower : () => "lazy", enumerable: true, configurable: true });
+      if (f.kind === "inherited") inherited[name] = f.value;
+    });
+    const log: string[] = [];
+    if (wrap.kind === "plain") return { input: target, log };
+    if (wrap.kind === "revoked") {
+      const { proxy, revoke } = Proxy.revocable(target, {});
+      revoke();
+      return { input: proxy, log };
+    }
+    const handler: ProxyHandler<object> = {
+      getOwnPropertyDescriptor(t, name) {
+        log.push(`gopd ${String(name)}`);
+        if (wrap.kind === "throwsOn" && name === wrap.field) thrower();
+        return Reflect.getOwnPropertyDescriptor(t, name);
+      },
+      get(t, name, receiver) {
+        log.push(`get ${String(name)}`);
+        if (wrap.kind === "throwsOn" && wrap.trap === "both" && name === wrap.field) thrower();
+        return Reflect.get(t, name, receiver);
+      },
+    };
+    return { input: new Proxy(target, handler), log };
+  }
+
+  it("readDescriptor ≡ the rule on arbitrary descriptors: same values, same unreadable field, the same traps run in the same order, no getter run", () => {
+    fc.assert(
+      fc.property(arbDescriptor, (d) => {
+        const forRule = build(d);
+        const forRead = build(d);
+        const expected = byRule(forRule.input);
+        const read = readDescriptor(forRead.input);
+        expect(read.unreadable).toBe(expected.unreadable);
+        const got = [read.method, read.path, undefined, read.idempotencyKey, read.body, read.newsletter, read.requestId];
+        FIELDS.forEach((field, i) => {
+          if (field !== "query") expect(Object.is(got[i], expected.values[i]), field).toBe(true);
+        });
+        const query = expected.values[2];
+        if (query === undefined) expect(read.query).toBeUndefined();
+        else expect(read.query).toBeDefined();
+        expect(forRead.log).toEqual(forRule.log);
+        expect(forRead.log.filter((t) => t.startsWith("get "))).toEqual([]);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("a getter on the descriptor is never run, whatever field it sits on", () => {
+    for (const field of FIELDS) {
+      let ran = false;
+      const d = { method: "GET", path: "/me" };
+      Object.defineProperty(d, field, { get: () => ((ran = true), "x"), enumerable: true, configurable: true });
+      expect(readDescriptor(d).unreadable).toBe(SHOWN[field] ?? field);
+      expect(ran).toBe(false);
+    }
   });
 });
