@@ -7,7 +7,7 @@ import { dayOf } from "./calendar.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
-import { budgetKey, capKey, idempotencyKey, idempotencyScope, type SubjectKeys } from "./store-keys.js";
+import { budgetKey, capKey, idempotencyKey, idempotencyScope, oneUseBudgetKey, type SubjectKeys } from "./store-keys.js";
 import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
@@ -19,7 +19,7 @@ const keptCharge = (subject: string, b: BudgetSpec): BudgetCharge =>
   Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000, subject, budget: b.name });
 /** The same for a subject built for one request: its own literal, so its own allocation site. */
 const oneUseCharge = (subject: string, b: BudgetSpec): BudgetCharge =>
-  Object.freeze({ key: budgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000, subject, budget: b.name });
+  Object.freeze({ key: oneUseBudgetKey(subject, b.name), limit: b.limit, windowMs: b.window * 1000, subject, budget: b.name });
 
 /**
  * The budgets of a request as the store sees them. A hot credential's keys are built (and hashed

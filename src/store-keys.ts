@@ -72,6 +72,16 @@ export function budgetKey(subject: string, budget: string): string {
 }
 
 /**
+ * {@link budgetKey} for a charge built for one request (a subject the key cache did not keep): the
+ * same text, concatenated. The pieces stay a chain V8 flattens only if something hashes or reads
+ * the key, and `MemoryStore` reads the charge's subject and budget instead: at 1 000 000
+ * credentials the flat key was ~5 % of a check.
+ */
+export function oneUseBudgetKey(subject: string, budget: string): string {
+  return "b:" + subject.length + "." + subject + ":" + budget;
+}
+
+/**
  * The subject and budget a budget key is spelled from ({@link budgetKey} read back), or undefined
  * for any string `budgetKey` does not spell (a key a host built by hand) or that names no budget.
  */

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetCharges } from "../src/charge-request.js";
 import type { BudgetSpec } from "../src/config-types.js";
-import { budgetKey, budgetKeyParts, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
+import { budgetKey, budgetKeyParts, oneUseBudgetKey, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
 import type { Credential } from "../src/types.js";
 
 const lists: readonly (readonly BudgetSpec[])[] = [
@@ -80,10 +80,11 @@ describe("subjects the cache does not keep (more credentials in rotation than it
 });
 
 describe("a budget key read back into its parts (MemoryStore keeps a subject's windows together by them)", () => {
-  it("gives the subject and budget a key was spelled from, for any subject and any non-empty budget name", () => {
+  it("gives the subject and budget a key was spelled from, for any subject and any non-empty budget name (and a one-use key is the same text)", () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 40 }), fc.string({ minLength: 1, maxLength: 20 }), (subject, budget) => {
         expect(budgetKeyParts(budgetKey(subject, budget))).toEqual({ subject, budget });
+        expect(oneUseBudgetKey(subject, budget)).toBe(budgetKey(subject, budget));
       }),
       { seed: 20261125, numRuns: 1_000 },
     );
