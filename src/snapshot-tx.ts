@@ -7,7 +7,8 @@
 import { freeze } from "immer";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
-import { capMembers, changeIn, nextUsage, own, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { fnv1a } from "./hash.js";
+import { BucketsDraft, capMembers, nextUsage, own, recordAt, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
@@ -17,6 +18,8 @@ const TIDY: Record<Kind, (now: number) => Tidy<any>> = { windows: tidyWindow, ca
 interface Write {
   readonly kind: Kind;
   readonly key: string;
+  /** fnv1a(key): the bucket it goes in, hashed once for its read and its write */
+  readonly hash: number;
   readonly change: (record: any) => unknown;
 }
 
@@ -31,6 +34,7 @@ function withMember(record: CapRecord | undefined, cap: CapCharge, member: strin
 /** Reads a snapshot and writes into the next one only when the charge writes something. */
 export class SnapshotTx implements CounterTx {
   private readonly writes: Write[] = [];
+  private readonly hashes: (string | number | undefined)[] = [undefined, 0, undefined, 0];
   private seq: number;
   private readonly usage: UsageData;
 
@@ -40,17 +44,17 @@ export class SnapshotTx implements CounterTx {
   }
 
   window(key: string): WindowRecord | undefined {
-    return recordIn(this.usage.windows, key);
+    return recordAt(this.usage.windows, key, this.hashOf(key));
   }
   setWindow(key: string, record: WindowRecord, windowMs: number): void {
     const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + windowMs });
-    this.writes.push({ kind: "windows", key, change: () => stored });
+    this.writes.push({ kind: "windows", key, hash: this.hashOf(key), change: () => stored });
   }
   capCount(cap: CapCharge): number {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
   }
   addCapMember(cap: CapCharge, member: string): void {
-    this.writes.push({ kind: "caps", key: cap.key, change: (record: CapRecord | undefined) => withMember(record, cap, member) });
+    this.writes.push({ kind: "caps", key: cap.key, hash: fnv1a(cap.key), change: (record: CapRecord | undefined) => withMember(record, cap, member) });
   }
   removeCapMember(key: string, day: number, member: string): boolean {
     const record = recordIn(this.usage.caps, key);
@@ -62,6 +66,7 @@ export class SnapshotTx implements CounterTx {
     this.writes.push({
       kind: "caps",
       key,
+      hash: fnv1a(key),
       change: (current: CapRecord) => {
         const today = current.days[String(day)]!;
         return freeze({ ...current, days: { ...current.days, [String(day)]: { ...today, members: members.filter((m) => m !== member) } } }, true);
@@ -74,10 +79,26 @@ export class SnapshotTx implements CounterTx {
   }
   setKeyRecord(key: string, record: KeyRecord): void {
     const stored = freeze({ ...record }, true);
-    this.writes.push({ kind: "keys", key, change: () => stored });
+    this.writes.push({ kind: "keys", key, hash: fnv1a(key), change: () => stored });
   }
   nextMember(): string {
     return `m${++this.seq}`;
+  }
+
+  /**
+   * fnv1a(key), remembered for the last two keys read: a budget's window is read, then written, by
+   * the same key (hashing a key cost about as much as finding its record in a small snapshot).
+   */
+  private hashOf(key: string): number {
+    const seen = this.hashes;
+    if (seen[0] === key) return seen[1] as number;
+    if (seen[2] === key) return seen[3] as number;
+    const h = fnv1a(key);
+    seen[2] = seen[0];
+    seen[3] = seen[1];
+    seen[0] = key;
+    seen[1] = h;
+    return h;
   }
 
   /**
@@ -89,17 +110,21 @@ export class SnapshotTx implements CounterTx {
   commit(now: number): Usage {
     if (this.writes.length === 0) return this.usage as unknown as Usage;
     const seq = this.seq + 1;
-    const settled = this.usage.at === undefined ? now : Math.min(now, this.usage.at);
-    // the rule of each kind written, by the settled clock (a read writes windows only: one rule, not three)
-    const tidy: Partial<Record<Kind, Tidy<any>>> = {};
-    const next: Partial<Record<Kind, Buckets<any>>> = {};
-    for (const { kind, key, change } of this.writes) {
-      const rule = (tidy[kind] ??= TIDY[kind](settled));
-      next[kind] = changeIn(next[kind] ?? this.usage[kind], key, change, rule);
-    }
-    for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]!);
-    // immer hands back the new top level, built whole and frozen (immer.ts: then it walks nothing)
     const base = this.usage;
-    return nextUsage(base, seq, now, next.windows ?? base.windows, next.caps ?? base.caps, next.keys ?? base.keys);
+    const settled = base.at === undefined ? now : Math.min(now, base.at);
+    // one draft per kind written, by that kind's rule at the settled clock (a read writes windows only)
+    const drafts: Partial<Record<Kind, { draft: BucketsDraft<any>; tidy: Tidy<any> }>> = {};
+    for (const { kind, key, hash, change } of this.writes) {
+      const d = (drafts[kind] ??= { draft: new BucketsDraft<any>(base[kind] as Buckets<any>), tidy: TIDY[kind](settled) });
+      d.draft.change(key, hash, change, d.tidy);
+    }
+    const done = (kind: Kind): Buckets<any> => {
+      const d = drafts[kind];
+      if (d === undefined) return base[kind];
+      sweepSlot(d.draft, seq, d.tidy);
+      return d.draft.done();
+    };
+    // immer hands back the new top level, built whole and frozen (immer.ts: then it walks nothing)
+    return nextUsage(base, seq, now, done("windows"), done("caps"), done("keys"));
   }
 }

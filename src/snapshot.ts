@@ -109,6 +109,9 @@ export function own<T>(record: Readonly<Record<string, T>> | undefined, key: str
 export function slotOf<X>(level: Level<X> | undefined, i: number): X | undefined {
   if (level === undefined) return undefined;
   const value = Array.isArray(level) ? (level as readonly X[])[i] : own(level as Readonly<Record<string, X>>, DIGITS[i]!);
+  // the engine's own slots first: its empty object, or an array (a level, branch or leaf: never empty)
+  if (value === NO_RECORDS) return undefined;
+  if (Array.isArray(value)) return value;
   return value === undefined || value === null || isEmpty(value) ? undefined : value;
 }
 
@@ -122,7 +125,11 @@ function isEmpty(value: unknown): boolean {
 
 /** The record stored under `key`, wherever its bucket is. */
 export function recordIn<T>(buckets: Buckets<T>, key: string): T | undefined {
-  const h = fnv1a(key);
+  return recordAt(buckets, key, fnv1a(key));
+}
+
+/** The record stored under `key`, its hash `h` (`fnv1a(key)`). */
+export function recordAt<T>(buckets: Buckets<T>, key: string, h: number): T | undefined {
   let node = slotOf(slotOf(buckets, h & 15), (h >>> 4) & 15);
   for (let shift = 8; isBranch(node); shift += 4) node = node[(h >>> shift) & 15];
   return inLeaf(node, key);
@@ -223,13 +230,17 @@ function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> 
 function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, key?: string, change?: (record: T | undefined) => T | undefined): BucketNode<T> {
   const out: (string | T)[] = [];
   let found: T | undefined;
-  eachInLeaf(leaf, (k: string, record: T) => {
+  const keep = (k: string, record: T): void => {
     if (k === key) found ??= record;
     else {
       const kept = tidy(record);
       if (kept !== undefined) out.push(k, kept);
     }
-  });
+  };
+  if (Array.isArray(leaf)) {
+    // pairs, the engine's own leaves: read in place (as eachInLeaf does, without a visitor per call)
+    for (let i = 0; i < leaf.length; i += 2) keep(leaf[i] as string, leaf[i + 1] as T);
+  } else eachInLeaf(leaf, keep);
   const value = change?.(found);
   if (key !== undefined && value !== undefined) out.push(key, value);
   if (out.length === 0) return NO_RECORDS;
@@ -256,6 +267,68 @@ export function changeIn<T>(buckets: Buckets<T>, key: string, change: (record: T
   const level = slotOf(buckets, outer);
   const node = slotOf(level, inner);
   return placed(buckets, outer, level, inner, node, changeNode(node, h, 8, key, change, tidy));
+}
+
+/**
+ * The changes of one commit to the buckets of one kind (its writes and its sweep), gathered on one
+ * copy of each level on their way: the top level is copied once, each level below it once however
+ * many writes reach it, and those copies are written in place until {@link BucketsDraft.done}
+ * freezes them. A level kept from `base` is never written: structural sharing, as
+ * {@link replaceBucket} does one change at a time.
+ */
+export class BucketsDraft<T> {
+  private root: Level<BucketNode<T>>[] | undefined;
+  /** The levels below the top copied by this draft (a handful: one per write at most). */
+  private readonly copies: BucketNode<T>[][] = [];
+  private emptied = false;
+
+  constructor(private readonly base: Buckets<T>) {}
+
+  /** Replaces the bucket at (outer, inner) by what `change` makes of it (emptied when undefined). */
+  update(outer: number, inner: number, change: (node: BucketNode<T> | undefined) => BucketNode<T> | undefined): void {
+    const level = slotOf(this.root ?? this.base, outer);
+    const node = slotOf(level, inner);
+    this.place(outer, inner, level, node, change(node));
+  }
+
+  /** Sets (or, with `change` returning undefined, removes) `key`'s record, its hash `h`, as {@link changeIn} does. */
+  change(key: string, h: number, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): void {
+    const outer = h & 15;
+    const inner = (h >>> 4) & 15;
+    const level = slotOf(this.root ?? this.base, outer);
+    const node = slotOf(level, inner);
+    this.place(outer, inner, level, node, changeNode(node, h, 8, key, change, tidy));
+  }
+
+  /** Puts `next` in place of `node`, slot `inner` of `level`, slot `outer` of the top: copying each level once. */
+  private place(outer: number, inner: number, level: Level<BucketNode<T>> | undefined, node: BucketNode<T> | undefined, next: BucketNode<T> | undefined): void {
+    if (next === node) return;
+    const root = (this.root ??= copyLevel(this.base));
+    let copy = level as BucketNode<T>[] | undefined;
+    if (copy === undefined || !this.copies.includes(copy)) {
+      copy = copyLevel(level);
+      this.copies.push(copy);
+      root[outer] = copy;
+    }
+    copy[inner] = next ?? NO_RECORDS;
+    if (next === undefined || isEmpty(next)) this.emptied = true;
+  }
+
+  /** The buckets after every change, frozen: `base` itself when nothing changed, empty levels left out. */
+  done(): Buckets<T> {
+    const root = this.root;
+    if (root === undefined) return this.base;
+    for (const copy of this.copies) Object.freeze(copy);
+    if (this.emptied) {
+      // as replaceBucket leaves them: a level with no records is an empty slot, and so are buckets with none
+      for (let j = 0; j < 16; j++) {
+        const level = root[j] as BucketNode<T>[];
+        if (this.copies.includes(level) && level.every(isEmpty)) root[j] = NO_RECORDS;
+      }
+      if (root.every(isEmpty)) return NO_RECORDS;
+    }
+    return Object.freeze(root);
+  }
 }
 
 /** Every record below `node` through `tidy`: the same node when nothing changes, new objects only where something did. */

@@ -1,0 +1,77 @@
+/**
+ * A commit's changes to one kind gathered on one copy of each level (BucketsDraft, snapshot.ts):
+ * the buckets it hands back hold exactly what the same changes made one at a time by changeIn hold,
+ * in the same shape (empty levels left out alike), deep-frozen, and the buckets it started from are
+ * never written: a level copied by the draft is written in place until `done`, so a write that
+ * reached a level kept from the snapshot before would change that snapshot.
+ */
+import fc from "fast-check";
+import { freeze } from "immer";
+import { describe, expect, it } from "vitest";
+import { fnv1a } from "../src/hash.js";
+import { BucketsDraft, changeIn, recordIn, recordsIn, usageData, type Buckets, type Tidy } from "../src/snapshot.js";
+import { emptyUsage } from "../src/index.js";
+import { unfrozenPath } from "./fixtures.js";
+
+type Rec = { readonly n: number };
+const same: Tidy<Rec> = (r) => r;
+/** Forgets records whose n is odd: a tidy that changes the leaves it passes. */
+const dropOdd: Tidy<Rec> = (r) => (r.n % 2 === 1 ? undefined : r);
+
+/** A change: set key i (to n), or remove it (n undefined). */
+const changes = fc.array(fc.record({ key: fc.nat({ max: 300 }), n: fc.option(fc.nat({ max: 9 }), { nil: undefined }) }), { maxLength: 12 });
+
+function build(count: number, prefix: string): Buckets<Rec> {
+  let b = usageData(emptyUsage()).windows as unknown as Buckets<Rec>;
+  for (let i = 0; i < count; i++) b = changeIn(b, `${prefix}${i}`, () => freeze({ n: i * 2 }), same);
+  return b;
+}
+
+/** A deep copy, to see that nothing below `value` was written. */
+const copy = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+
+describe("BucketsDraft (snapshot.ts): a commit's writes to one kind, one copy of each level", () => {
+  it("holds what changeIn one change at a time holds, in the same shape, deep-frozen, its base unwritten", () => {
+    fc.assert(
+      // records before: none, a few, and 5 000 (more than 256 × LEAF_MAX: some buckets split)
+      fc.property(fc.constantFrom(0, 1, 2, 40, 300, 5000), changes, fc.boolean(), (count, list, tidyOdd) => {
+        const base = build(count, "b:");
+        const before = copy(base);
+        const tidy = tidyOdd ? dropOdd : same;
+        const draft = new BucketsDraft(base);
+        let want = base;
+        for (const { key, n } of list) {
+          const k = `b:${key}`;
+          const change = (): Rec | undefined => (n === undefined ? undefined : freeze({ n }));
+          draft.change(k, fnv1a(k), change, tidy);
+          want = changeIn(want, k, change, tidy);
+        }
+        const got = draft.done();
+        expect(copy(got)).toEqual(copy(want));
+        expect(new Map(recordsIn(got).map(([k, r]) => [k, r.n]))).toEqual(new Map(recordsIn(want).map(([k, r]) => [k, r.n])));
+        for (const { key } of list) expect(recordIn(got, `b:${key}`)?.n).toBe(recordIn(want, `b:${key}`)?.n);
+        expect(unfrozenPath(got, "buckets")).toBeUndefined();
+        expect(copy(base), "the base buckets were written").toEqual(before);
+        if (list.length === 0) expect(got).toBe(base);
+      }),
+      { seed: 20_261_125, numRuns: 150 },
+    );
+  });
+
+  it("removing every record through one draft leaves empty buckets, as changeIn does", () => {
+    const base = build(3, "b:");
+    const draft = new BucketsDraft(base);
+    for (let i = 0; i < 3; i++) draft.change(`b:${i}`, fnv1a(`b:${i}`), () => undefined, same);
+    let want = base;
+    for (let i = 0; i < 3; i++) want = changeIn(want, `b:${i}`, () => undefined, same);
+    expect(draft.done()).toEqual({});
+    expect(want).toEqual({});
+  });
+
+  it("a bucket handed back unchanged copies nothing: the same buckets back (a sweep that forgets nothing)", () => {
+    const base = build(40, "b:");
+    const draft = new BucketsDraft(base);
+    for (let slot = 0; slot < 256; slot++) draft.update(slot & 15, slot >>> 4, (node) => node);
+    expect(draft.done()).toBe(base);
+  });
+});
