@@ -50,6 +50,15 @@ describe("BucketsDraft (snapshot.ts): a commit's writes to one kind, one copy of
         expect(copy(got)).toEqual(copy(want));
         expect(new Map(recordsIn(got).map(([k, r]) => [k, r.n]))).toEqual(new Map(recordsIn(want).map(([k, r]) => [k, r.n])));
         for (const { key } of list) expect(recordIn(got, `b:${key}`)?.n).toBe(recordIn(want, `b:${key}`)?.n);
+        // against a plain model: what was there, then each change in turn; a tidy that forgets may
+        // drop records of the leaves it passes, never keep a wrong value, never the last write
+        const model = new Map(recordsIn(base).map(([k, r]) => [k, r.n]));
+        for (const { key, n } of list) n === undefined ? model.delete(`b:${key}`) : model.set(`b:${key}`, n);
+        const records = new Map(recordsIn(got).map(([k, r]) => [k, r.n]));
+        if (!tidyOdd) expect(records).toEqual(model);
+        for (const [k, n] of records) expect(model.get(k), k).toBe(n);
+        const last = list.at(-1);
+        if (last !== undefined) expect(records.get(`b:${last.key}`)).toBe(last.n);
         expect(unfrozenPath(got, "buckets")).toBeUndefined();
         expect(copy(base), "the base buckets were written").toEqual(before);
         if (list.length === 0) expect(got).toBe(base);
