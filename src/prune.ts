@@ -3,7 +3,7 @@
  * writes, and one more leaf in turn), or all at once with {@link prune}.
  */
 import { assertNow, assertUsage } from "./host-input.js";
-import { nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
+import { inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
@@ -78,7 +78,9 @@ function tidyAll<T>(buckets: Buckets<T>, tidy: Tidy<T>): Buckets<T> {
 export function prune(snapshot: Usage, now: number): Usage {
   assertUsage(snapshot);
   assertNow(now, "now");
-  const usage = usageData(snapshot);
+  // a snapshot written before is placed anew (a leaf that tidy rebuilds may split, by placeOf);
+  // when nothing has expired the host's own object is handed back all the same
+  const usage = inLayout(usageData(snapshot));
   // tidyAll hands back the same buckets where nothing has expired
   const windows = tidyAll(usage.windows, tidyWindow(now));
   const keys = tidyAll(usage.keys, tidyKey(now));

@@ -7,8 +7,7 @@
 import { freeze } from "immer";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
-import { fnv1a } from "./hash.js";
-import { BucketsDraft, capMembers, nextUsage, own, recordAt, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { BucketsDraft, capMembers, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
@@ -18,7 +17,7 @@ const TIDY: Record<Kind, (now: number) => Tidy<any>> = { windows: tidyWindow, ca
 interface Write {
   readonly kind: Kind;
   readonly key: string;
-  /** fnv1a(key): the bucket it goes in, hashed once for its read and its write */
+  /** placeOf(key): the bucket it goes in, hashed once for its read and its write */
   readonly hash: number;
   readonly change: (record: any) => unknown;
 }
@@ -44,7 +43,7 @@ export class SnapshotTx implements CounterTx {
   }
 
   window(key: string): WindowRecord | undefined {
-    return recordAt(this.usage.windows, key, this.hashOf(key));
+    return windowOf(this.usage, key, this.hashOf(key));
   }
   setWindow(key: string, record: WindowRecord, windowMs: number): void {
     const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + windowMs });
@@ -54,7 +53,7 @@ export class SnapshotTx implements CounterTx {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
   }
   addCapMember(cap: CapCharge, member: string): void {
-    this.writes.push({ kind: "caps", key: cap.key, hash: fnv1a(cap.key), change: (record: CapRecord | undefined) => withMember(record, cap, member) });
+    this.writes.push({ kind: "caps", key: cap.key, hash: placeOf(cap.key), change: (record: CapRecord | undefined) => withMember(record, cap, member) });
   }
   removeCapMember(key: string, day: number, member: string): boolean {
     const record = recordIn(this.usage.caps, key);
@@ -66,7 +65,7 @@ export class SnapshotTx implements CounterTx {
     this.writes.push({
       kind: "caps",
       key,
-      hash: fnv1a(key),
+      hash: placeOf(key),
       change: (current: CapRecord) => {
         const today = current.days[String(day)]!;
         return freeze({ ...current, days: { ...current.days, [String(day)]: { ...today, members: members.filter((m) => m !== member) } } }, true);
@@ -79,21 +78,21 @@ export class SnapshotTx implements CounterTx {
   }
   setKeyRecord(key: string, record: KeyRecord): void {
     const stored = freeze({ ...record }, true);
-    this.writes.push({ kind: "keys", key, hash: fnv1a(key), change: () => stored });
+    this.writes.push({ kind: "keys", key, hash: placeOf(key), change: () => stored });
   }
   nextMember(): string {
     return `m${++this.seq}`;
   }
 
   /**
-   * fnv1a(key), remembered for the last two keys read: a budget's window is read, then written, by
+   * placeOf(key), remembered for the last two keys read: a budget's window is read, then written, by
    * the same key (hashing a key cost about as much as finding its record in a small snapshot).
    */
   private hashOf(key: string): number {
     const seen = this.hashes;
     if (seen[0] === key) return seen[1] as number;
     if (seen[2] === key) return seen[3] as number;
-    const h = fnv1a(key);
+    const h = placeOf(key);
     seen[2] = seen[0];
     seen[3] = seen[1];
     seen[0] = key;
@@ -110,7 +109,8 @@ export class SnapshotTx implements CounterTx {
   commit(now: number): Usage {
     if (this.writes.length === 0) return this.usage as unknown as Usage;
     const seq = this.seq + 1;
-    const base = this.usage;
+    // a snapshot written before is placed anew first (once): the writes are placed by placeOf
+    const base = inLayout(this.usage);
     const settled = base.at === undefined ? now : Math.min(now, base.at);
     // one draft per kind written, by that kind's rule at the settled clock (a read writes windows only)
     const drafts: Partial<Record<Kind, { draft: BucketsDraft<any>; tidy: Tidy<any> }>> = {};

@@ -88,6 +88,50 @@ export interface UsageData {
   readonly windows: Buckets<SnapshotWindow>;
   readonly caps: Buckets<CapRecord>;
   readonly keys: Buckets<KeyRecord>;
+  /**
+   * 2: budget windows are placed by their credential's part of the key (see {@link placeOf}), so
+   * that one credential's budgets share a leaf. Absent in snapshots written before (every record by
+   * its whole key): read as they are, and placed anew (once, all of them) by their first change.
+   */
+  readonly layout?: typeof LAYOUT;
+}
+
+/** The layout every snapshot is written in (see {@link UsageData.layout}). */
+export const LAYOUT = 2;
+
+/**
+ * Where a record goes: the hash of its key, except that a budget window's key
+ * (`b:<length>.<subject>:<budget>`, store-keys.ts) is hashed up to its last ":", so that one
+ * credential's budget windows share a leaf (a charge reads and writes one path, not one per budget).
+ * Any key gives one place: a name with ":" in it only places its windows apart.
+ */
+export function placeOf(key: string): number {
+  if (key.charCodeAt(0) !== 98 || key.charCodeAt(1) !== 58) return fnv1a(key); // "b:"
+  const end = key.lastIndexOf(":");
+  return end > 1 ? fnv1a(key, undefined, undefined, end) : fnv1a(key);
+}
+
+/** A budget window of a snapshot, in the snapshot's own layout (`hash`: placeOf(key), when known). */
+export function windowOf(usage: UsageData, key: string, hash?: number): SnapshotWindow | undefined {
+  if (usage.layout !== LAYOUT) return recordAt(usage.windows, key, fnv1a(key));
+  return recordAt(usage.windows, key, hash ?? placeOf(key));
+}
+
+/**
+ * `usage` in the layout every change writes: itself, or (a snapshot written before) its budget
+ * windows placed anew, every one, once; the other kinds are placed as they were. Not frozen: the
+ * base of a change, which hands back a new top level.
+ */
+export function inLayout(usage: UsageData): UsageData {
+  if (usage.layout === LAYOUT) return usage;
+  const draft = new BucketsDraft<SnapshotWindow>(NO_RECORDS);
+  const keep = (record: SnapshotWindow): SnapshotWindow => record;
+  for (const [key, record] of recordsIn(usage.windows)) {
+    // a record restored from JSON is frozen here: the new leaves are, and a sealed-looking kind is not walked again (immer.ts)
+    const frozen = Object.isFrozen(record) ? record : freeze(record, true);
+    draft.change(key, placeOf(key), () => frozen, keep);
+  }
+  return { ...usage, windows: draft.done(), layout: LAYOUT };
 }
 
 
@@ -97,7 +141,8 @@ export interface UsageData {
  * handed back through immer (immer.ts).
  */
 export function nextUsage(base: UsageData, seq: number, at: number | undefined, windows: UsageData["windows"], caps: UsageData["caps"], keys: UsageData["keys"]): Usage {
-  const top: UsageData = at === undefined ? { seq, windows, caps, keys } : { seq, at, windows, caps, keys };
+  const layout = LAYOUT;
+  const top: UsageData = at === undefined ? { seq, windows, caps, keys, layout } : { seq, at, windows, caps, keys, layout };
   return nextSnapshot(base, top) as unknown as Usage;
 }
 
@@ -125,10 +170,10 @@ function isEmpty(value: unknown): boolean {
 
 /** The record stored under `key`, wherever its bucket is. */
 export function recordIn<T>(buckets: Buckets<T>, key: string): T | undefined {
-  return recordAt(buckets, key, fnv1a(key));
+  return recordAt(buckets, key, placeOf(key));
 }
 
-/** The record stored under `key`, its hash `h` (`fnv1a(key)`). */
+/** The record stored under `key`, its hash `h` (`placeOf(key)`). */
 export function recordAt<T>(buckets: Buckets<T>, key: string, h: number): T | undefined {
   let node = slotOf(slotOf(buckets, h & 15), (h >>> 4) & 15);
   for (let shift = 8; isBranch(node); shift += 4) node = node[(h >>> shift) & 15];
@@ -219,7 +264,7 @@ function withBranch<T>(branch: readonly BucketNode<T>[], i: number, child: Bucke
 /** Splits a leaf's pairs into 16 buckets by the 4 bits of their hash at `shift`, again where one is still too large. */
 function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> {
   const parts: (string | T)[][] = Array.from({ length: 16 }, () => []);
-  for (let i = 0; i < pairs.length; i += 2) parts[(fnv1a(pairs[i] as string) >>> shift) & 15]!.push(pairs[i]!, pairs[i + 1]!);
+  for (let i = 0; i < pairs.length; i += 2) parts[(placeOf(pairs[i] as string) >>> shift) & 15]!.push(pairs[i]!, pairs[i + 1]!);
   return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : Object.freeze(part))));
 }
 
@@ -261,7 +306,7 @@ function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number
  * other record of its leaf through `tidy` (forgetting what has expired): bounded work per change.
  */
 export function changeIn<T>(buckets: Buckets<T>, key: string, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): Buckets<T> {
-  const h = fnv1a(key);
+  const h = placeOf(key);
   const outer = h & 15;
   const inner = (h >>> 4) & 15;
   const level = slotOf(buckets, outer);
@@ -389,7 +434,7 @@ export function recordsIn<T>(buckets: Buckets<T>): [string, T][] {
 }
 
 
-const EMPTY = freeze({ seq: 0, windows: {}, caps: {}, keys: {} }, true) as UsageData as unknown as Usage;
+const EMPTY = freeze({ seq: 0, windows: {}, caps: {}, keys: {}, layout: LAYOUT }, true) as UsageData as unknown as Usage;
 
 /** The data inside a snapshot (for the engine and its tests). */
 export function usageData(usage: Usage): UsageData {

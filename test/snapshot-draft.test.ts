@@ -8,8 +8,7 @@
 import fc from "fast-check";
 import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
-import { fnv1a } from "../src/hash.js";
-import { BucketsDraft, changeIn, recordIn, recordsIn, usageData, type Buckets, type Tidy } from "../src/snapshot.js";
+import { BucketsDraft, changeIn, placeOf, recordIn, recordsIn, usageData, type Buckets, type Tidy } from "../src/snapshot.js";
 import { emptyUsage } from "../src/index.js";
 import { unfrozenPath } from "./fixtures.js";
 
@@ -18,12 +17,14 @@ const same: Tidy<Rec> = (r) => r;
 /** Forgets records whose n is odd: a tidy that changes the leaves it passes. */
 const dropOdd: Tidy<Rec> = (r) => (r.n % 2 === 1 ? undefined : r);
 
-/** A change: set key i (to n), or remove it (n undefined). */
+/** A change: set key i (to n), or remove it (n undefined); keys as budget windows' are, four budgets a credential (placed together: placeOf). */
 const changes = fc.array(fc.record({ key: fc.nat({ max: 300 }), n: fc.option(fc.nat({ max: 9 }), { nil: undefined }) }), { maxLength: 12 });
 
-function build(count: number, prefix: string): Buckets<Rec> {
+const keyOf = (i: number): string => `b:4.k.${i >>> 2}:${i & 3}`;
+
+function build(count: number): Buckets<Rec> {
   let b = usageData(emptyUsage()).windows as unknown as Buckets<Rec>;
-  for (let i = 0; i < count; i++) b = changeIn(b, `${prefix}${i}`, () => freeze({ n: i * 2 }), same);
+  for (let i = 0; i < count; i++) b = changeIn(b, keyOf(i), () => freeze({ n: i * 2 }), same);
   return b;
 }
 
@@ -35,30 +36,30 @@ describe("BucketsDraft (snapshot.ts): a commit's writes to one kind, one copy of
     fc.assert(
       // records before: none, a few, and 5 000 (more than 256 × LEAF_MAX: some buckets split)
       fc.property(fc.constantFrom(0, 1, 2, 40, 300, 5000), changes, fc.boolean(), (count, list, tidyOdd) => {
-        const base = build(count, "b:");
+        const base = build(count);
         const before = copy(base);
         const tidy = tidyOdd ? dropOdd : same;
         const draft = new BucketsDraft(base);
         let want = base;
         for (const { key, n } of list) {
-          const k = `b:${key}`;
+          const k = keyOf(key);
           const change = (): Rec | undefined => (n === undefined ? undefined : freeze({ n }));
-          draft.change(k, fnv1a(k), change, tidy);
+          draft.change(k, placeOf(k), change, tidy);
           want = changeIn(want, k, change, tidy);
         }
         const got = draft.done();
         expect(copy(got)).toEqual(copy(want));
         expect(new Map(recordsIn(got).map(([k, r]) => [k, r.n]))).toEqual(new Map(recordsIn(want).map(([k, r]) => [k, r.n])));
-        for (const { key } of list) expect(recordIn(got, `b:${key}`)?.n).toBe(recordIn(want, `b:${key}`)?.n);
+        for (const { key } of list) expect(recordIn(got, keyOf(key))?.n).toBe(recordIn(want, keyOf(key))?.n);
         // against a plain model: what was there, then each change in turn; a tidy that forgets may
         // drop records of the leaves it passes, never keep a wrong value, never the last write
         const model = new Map(recordsIn(base).map(([k, r]) => [k, r.n]));
-        for (const { key, n } of list) n === undefined ? model.delete(`b:${key}`) : model.set(`b:${key}`, n);
+        for (const { key, n } of list) n === undefined ? model.delete(keyOf(key)) : model.set(keyOf(key), n);
         const records = new Map(recordsIn(got).map(([k, r]) => [k, r.n]));
         if (!tidyOdd) expect(records).toEqual(model);
         for (const [k, n] of records) expect(model.get(k), k).toBe(n);
         const last = list.at(-1);
-        if (last !== undefined) expect(records.get(`b:${last.key}`)).toBe(last.n);
+        if (last !== undefined) expect(records.get(keyOf(last.key))).toBe(last.n);
         expect(unfrozenPath(got, "buckets")).toBeUndefined();
         expect(copy(base), "the base buckets were written").toEqual(before);
         if (list.length === 0) expect(got).toBe(base);
@@ -68,17 +69,17 @@ describe("BucketsDraft (snapshot.ts): a commit's writes to one kind, one copy of
   });
 
   it("removing every record through one draft leaves empty buckets, as changeIn does", () => {
-    const base = build(3, "b:");
+    const base = build(3);
     const draft = new BucketsDraft(base);
-    for (let i = 0; i < 3; i++) draft.change(`b:${i}`, fnv1a(`b:${i}`), () => undefined, same);
+    for (let i = 0; i < 3; i++) draft.change(keyOf(i), placeOf(keyOf(i)), () => undefined, same);
     let want = base;
-    for (let i = 0; i < 3; i++) want = changeIn(want, `b:${i}`, () => undefined, same);
+    for (let i = 0; i < 3; i++) want = changeIn(want, keyOf(i), () => undefined, same);
     expect(draft.done()).toEqual({});
     expect(want).toEqual({});
   });
 
   it("a bucket handed back unchanged copies nothing: the same buckets back (a sweep that forgets nothing)", () => {
-    const base = build(40, "b:");
+    const base = build(40);
     const draft = new BucketsDraft(base);
     for (let slot = 0; slot < 256; slot++) draft.update(slot & 15, slot >>> 4, (node) => node);
     expect(draft.done()).toBe(base);
