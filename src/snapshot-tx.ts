@@ -22,6 +22,12 @@ interface Write {
   readonly change: (record: any) => unknown;
 }
 
+/** Whether the key of `writes[j]` is written by one of `writes[i..j)` already. */
+function keyAmong(writes: readonly Write[], i: number, j: number): boolean {
+  for (let k = i; k < j; k++) if (writes[k]!.key === writes[j]!.key) return true;
+  return false;
+}
+
 /** A cap record with `member` counted on the charge's day (a new record, frozen). */
 function withMember(record: CapRecord | undefined, cap: CapCharge, member: string): CapRecord {
   const day = String(cap.day);
@@ -114,9 +120,13 @@ export class SnapshotTx implements CounterTx {
     const settled = base.at === undefined ? now : Math.min(now, base.at);
     // one draft per kind written, by that kind's rule at the settled clock (a read writes windows only)
     const drafts: Partial<Record<Kind, { draft: BucketsDraft<any>; tidy: Tidy<any> }>> = {};
-    for (const { kind, key, hash, change } of this.writes) {
+    const writes = this.writes;
+    for (let i = 0, j = 1; i < writes.length; i = j, j = i + 1) {
+      const { kind, hash } = writes[i]!;
+      // a credential's budget windows (one hash, distinct keys) are written in one rebuild of their leaf
+      while (j < writes.length && writes[j]!.kind === kind && writes[j]!.hash === hash && !keyAmong(writes, i, j)) j++;
       const d = (drafts[kind] ??= { draft: new BucketsDraft<any>(base[kind] as Buckets<any>), tidy: TIDY[kind](settled) });
-      d.draft.change(key, hash, change, d.tidy);
+      d.draft.changeAll(j === i + 1 ? [writes[i]!] : writes.slice(i, j), hash, d.tidy);
     }
     const done = (kind: Kind): Buckets<any> => {
       const d = drafts[kind];

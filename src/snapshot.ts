@@ -268,35 +268,58 @@ function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> 
   return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : Object.freeze(part))));
 }
 
+/** One record's change: `key`'s record replaced by what `change` makes of it (removed when undefined). */
+export interface Edit<T> {
+  readonly key: string;
+  readonly change: (record: T | undefined) => T | undefined;
+}
+const NO_EDITS: readonly [] = [];
+
 /**
- * A leaf's records, each passed through `tidy`, as pairs, with `key`'s record replaced by what
- * `change` makes of it (removed when undefined); one pass.
+ * A leaf's records, each passed through `tidy`, as pairs, with the records of `edits` (distinct keys,
+ * one leaf) replaced by what their changes make of them, in their order after the others; one pass.
  */
-function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, key?: string, change?: (record: T | undefined) => T | undefined): BucketNode<T> {
+function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, edits: readonly Edit<T>[] = NO_EDITS): BucketNode<T> {
   const out: (string | T)[] = [];
-  let found: T | undefined;
+  const found: (T | undefined)[] = [];
   const keep = (k: string, record: T): void => {
-    if (k === key) found ??= record;
+    const j = editOf(edits, k);
+    if (j >= 0) found[j] ??= record;
     else {
       const kept = tidy(record);
       if (kept !== undefined) out.push(k, kept);
     }
   };
   if (Array.isArray(leaf)) {
-    // pairs, the engine's own leaves: read in place (as eachInLeaf does, without a visitor per call)
-    for (let i = 0; i < leaf.length; i += 2) keep(leaf[i] as string, leaf[i + 1] as T);
+    // pairs, the engine's own leaves: read in place (as keep does, without a visitor per call)
+    for (let i = 0; i < leaf.length; i += 2) {
+      const j = editOf(edits, leaf[i] as string);
+      if (j >= 0) found[j] ??= leaf[i + 1] as T;
+      else {
+        const kept = tidy(leaf[i + 1] as T);
+        if (kept !== undefined) out.push(leaf[i] as string, kept);
+      }
+    }
   } else eachInLeaf(leaf, keep);
-  const value = change?.(found);
-  if (key !== undefined && value !== undefined) out.push(key, value);
+  for (let j = 0; j < edits.length; j++) {
+    const value = edits[j]!.change(found[j]);
+    if (value !== undefined) out.push(edits[j]!.key, value);
+  }
   if (out.length === 0) return NO_RECORDS;
   return out.length > 2 * LEAF_MAX && shift < 32 ? split(out, shift) : Object.freeze(out);
 }
 
-/** `node` with `key`'s record (its hash `h`) changed in its leaf (see {@link rebuildLeaf}), copying the branches on the way. */
-function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number, key: string, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): BucketNode<T> | undefined {
-  if (!isBranch(node)) return rebuildLeaf(node, shift, tidy, key, change);
+/** The index of `key`'s edit, -1 when none edits it. */
+function editOf<T>(edits: readonly Edit<T>[], key: string): number {
+  for (let j = 0; j < edits.length; j++) if (edits[j]!.key === key) return j;
+  return -1;
+}
+
+/** `node` with the records of `edits` (keys of one hash `h`) changed in their leaf (see {@link rebuildLeaf}), copying the branches on the way. */
+function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number, edits: readonly Edit<T>[], tidy: Tidy<T>): BucketNode<T> | undefined {
+  if (!isBranch(node)) return rebuildLeaf(node, shift, tidy, edits);
   const i = (h >>> shift) & 15;
-  const child = changeNode(node[i], h, shift + 4, key, change, tidy);
+  const child = changeNode(node[i], h, shift + 4, edits, tidy);
   if (child === node[i]) return node;
   return withBranch(node, i, child ?? NO_RECORDS);
 }
@@ -311,7 +334,7 @@ export function changeIn<T>(buckets: Buckets<T>, key: string, change: (record: T
   const inner = (h >>> 4) & 15;
   const level = slotOf(buckets, outer);
   const node = slotOf(level, inner);
-  return placed(buckets, outer, level, inner, node, changeNode(node, h, 8, key, change, tidy));
+  return placed(buckets, outer, level, inner, node, changeNode(node, h, 8, [{ key, change }], tidy));
 }
 
 /**
@@ -338,11 +361,20 @@ export class BucketsDraft<T> {
 
   /** Sets (or, with `change` returning undefined, removes) `key`'s record, its hash `h`, as {@link changeIn} does. */
   change(key: string, h: number, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): void {
+    this.changeAll([{ key, change }], h, tidy);
+  }
+
+  /**
+   * The records of `edits` (distinct keys, all placed by the hash `h`: a credential's budget
+   * windows) changed in one rebuild of their leaf: as one {@link change} after another, where no
+   * record written by an edit is already forgotten by `tidy`.
+   */
+  changeAll(edits: readonly Edit<T>[], h: number, tidy: Tidy<T>): void {
     const outer = h & 15;
     const inner = (h >>> 4) & 15;
     const level = slotOf(this.root ?? this.base, outer);
     const node = slotOf(level, inner);
-    this.place(outer, inner, level, node, changeNode(node, h, 8, key, change, tidy));
+    this.place(outer, inner, level, node, changeNode(node, h, 8, edits, tidy));
   }
 
   /** Puts `next` in place of `node`, slot `inner` of `level`, slot `outer` of the top: copying each level once. */

@@ -68,6 +68,34 @@ describe("BucketsDraft (snapshot.ts): a commit's writes to one kind, one copy of
     );
   });
 
+  it("changeAll: a credential's budgets (one hash, distinct keys) in one rebuild of their leaf hold what one change after another holds, in the same shape (property)", () => {
+    const group = fc.record({ who: fc.nat({ max: 80 }), budgets: fc.uniqueArray(fc.nat({ max: 3 }), { minLength: 1, maxLength: 4 }), n: fc.option(fc.nat({ max: 9 }), { nil: undefined }) });
+    fc.assert(
+      fc.property(fc.constantFrom(0, 2, 300, 5000), fc.array(group, { maxLength: 6 }), (count, groups) => {
+        const base = build(count);
+        const batched = new BucketsDraft(base);
+        const oneByOne = new BucketsDraft(base);
+        const model = new Map(recordsIn(base).map(([k, r]) => [k, r.n]));
+        for (const { who, budgets, n } of groups) {
+          // each change adds to the record it is handed: a record handed to the wrong edit shows
+          const edits = budgets.map((b) => ({ key: keyOf(who * 4 + b), change: (r: Rec | undefined): Rec | undefined => (n === undefined ? undefined : freeze({ n: (r?.n ?? 100 * b) + n })) }));
+          batched.changeAll(edits, placeOf(edits[0]!.key), same);
+          for (const e of edits) {
+            oneByOne.change(e.key, placeOf(e.key), e.change, same);
+            const next = e.change(model.has(e.key) ? { n: model.get(e.key)! } : undefined);
+            next === undefined ? model.delete(e.key) : model.set(e.key, next.n);
+          }
+        }
+        const got = batched.done();
+        expect(copy(got)).toEqual(copy(oneByOne.done()));
+        expect(new Map(recordsIn(got).map(([k, r]) => [k, r.n]))).toEqual(model);
+        for (const [k, n] of model) expect(recordIn(got, k)?.n, k).toBe(n);
+        expect(unfrozenPath(got, "buckets")).toBeUndefined();
+      }),
+      { seed: 20_261_125, numRuns: 100 },
+    );
+  });
+
   it("removing every record through one draft leaves empty buckets, as changeIn does", () => {
     const base = build(3);
     const draft = new BucketsDraft(base);
