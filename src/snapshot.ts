@@ -101,14 +101,18 @@ export const LAYOUT = 2;
 
 /**
  * Where a record goes: the hash of its key, except that a budget window's key
- * (`b:<length>.<subject>:<budget>`, store-keys.ts) is hashed up to its last ":", so that one
- * credential's budget windows share a leaf (a charge reads and writes one path, not one per budget).
- * Any key gives one place: a name with ":" in it only places its windows apart.
+ * (`b:<length>.<subject>:<budget>`, store-keys.ts) is hashed up to the ":" after its subject, so
+ * that one credential's budget windows share a leaf (a charge reads and writes one path, not one per
+ * budget). Read by the length the key gives (no search of the key); a key not of that shape is
+ * hashed whole.
  */
 export function placeOf(key: string): number {
   if (key.charCodeAt(0) !== 98 || key.charCodeAt(1) !== 58) return fnv1a(key); // "b:"
-  const end = key.lastIndexOf(":");
-  return end > 1 ? fnv1a(key, undefined, undefined, end) : fnv1a(key);
+  let length = 0;
+  let i = 2;
+  for (let c = key.charCodeAt(i); c >= 48 && c <= 57 && i < 12; c = key.charCodeAt(++i)) length = length * 10 + (c - 48);
+  const end = i + 1 + length;
+  return i > 2 && key.charCodeAt(i) === 46 && key.charCodeAt(end) === 58 ? fnv1a(key, undefined, undefined, end) : fnv1a(key);
 }
 
 /** A budget window of a snapshot, in the snapshot's own layout (`hash`: placeOf(key), when known). */

@@ -20,7 +20,8 @@ const dropOdd: Tidy<Rec> = (r) => (r.n % 2 === 1 ? undefined : r);
 /** A change: set key i (to n), or remove it (n undefined); keys as budget windows' are, four budgets a credential (placed together: placeOf). */
 const changes = fc.array(fc.record({ key: fc.nat({ max: 300 }), n: fc.option(fc.nat({ max: 9 }), { nil: undefined }) }), { maxLength: 12 });
 
-const keyOf = (i: number): string => `b:4.k.${i >>> 2}:${i & 3}`;
+/** Budget `i & 3` of credential `i >>> 2`, spelt as store-keys.ts spells a budget window's key. */
+const keyOf = (i: number): string => `b:${`k.${i >>> 2}`.length}.k.${i >>> 2}:${i & 3}`;
 
 function build(count: number): Buckets<Rec> {
   let b = usageData(emptyUsage()).windows as unknown as Buckets<Rec>;

@@ -57,7 +57,10 @@ describe("snapshot layout 2: a credential's budget windows share a leaf; snapsho
     expect(placeOf(budgetKey(subject, "general"))).toBe(placeOf(budgetKey(subject, "audience")));
     expect(placeOf(budgetKey(subject, "general"))).toBe(fnv1a(`b:${subject.length}.${subject}`));
     expect(placeOf(budgetKey(subjectOf(credentials[4]!), "general"))).not.toBe(placeOf(budgetKey(subject, "general")));
-    for (const key of ["k:3.k.x:idem", "t:3.k.x", "b:", "b:x", "bb:1:2"]) expect(placeOf(key)).toBe(fnv1a(key));
+    // a budget name with ":" in it stays with its credential's other budgets
+    expect(placeOf(budgetKey(subject, "a:b"))).toBe(placeOf(budgetKey(subject, "general")));
+    // a key not of the budget window's shape (or whose length does not fit) is hashed whole
+    for (const key of ["k:3.k.x:idem", "t:3.k.x", "b:", "b:x", "bb:1:2", "b:3.k.xy:g", "b:9.k.x:g", "b:.k:g", "b:99999999999999.k:g", "b:2.k.x"]) expect(placeOf(key)).toBe(fnv1a(key));
     expect(usageData(emptyUsage()).layout).toBe(LAYOUT);
   });
 
