@@ -10,9 +10,9 @@ export const FNV_PRIME = 16777619;
 export const FNV_BASIS_2 = 0x01000193;
 export const FNV_PRIME_2 = 2246822519;
 
-/** 32-bit FNV-1a of `text`; a different `prime` gives an independent second hash. */
-export function fnv1a(text: string, basis = FNV_BASIS, prime = FNV_PRIME): number {
+/** 32-bit FNV-1a of `text` (of its first `end` characters); a different `prime` gives an independent second hash. */
+export function fnv1a(text: string, basis = FNV_BASIS, prime = FNV_PRIME, end = text.length): number {
   let h = basis;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), prime);
+  for (let i = 0; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), prime);
   return h >>> 0;
 }

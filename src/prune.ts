@@ -3,7 +3,7 @@
  * writes, and one more leaf in turn), or all at once with {@link prune}.
  */
 import { assertNow, assertUsage } from "./host-input.js";
-import { nextUsage, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
+import { inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
@@ -45,13 +45,13 @@ export function tidyCap(now: number): Tidy<CapRecord> {
  * work per change, whatever the snapshot holds: at most one leaf of {@link LEAF_MAX} records, where
  * sweeping the whole bucket cost n / 256 records (~400 at 100 000 credentials, 60 % of `evaluate`).
  */
-export function sweepSlot<T>(buckets: Buckets<T>, seq: number, tidy: Tidy<T>): Buckets<T> {
+export function sweepSlot<T>(draft: BucketsDraft<T>, seq: number, tidy: Tidy<T>): void {
   // seq moves by 1, or by 2 when a cap member is numbered: this walks all 256 buckets either way
   const slot = ((seq >>> 1) + (seq & 1) * 128) & 255;
   // which leaf: a slot is hit once by an even and once by an odd seq in each 512; successive visits
   // (seq moving by 1 or by 2) give paths whose low 4 bits run through all 16, then the next 4 bits
   const visit = (seq >>> 9) + (seq & 1) * 8;
-  return replaceBucket(buckets, slot & 15, slot >>> 4, (node) => (node === undefined ? undefined : tidyPath(node, visit, tidy)));
+  draft.update(slot & 15, slot >>> 4, (node) => (node === undefined ? undefined : tidyPath(node, visit, tidy)));
 }
 
 /** Every leaf of a bucketed kind through `tidy`: new objects only where something was forgotten. */
@@ -78,7 +78,9 @@ function tidyAll<T>(buckets: Buckets<T>, tidy: Tidy<T>): Buckets<T> {
 export function prune(snapshot: Usage, now: number): Usage {
   assertUsage(snapshot);
   assertNow(now, "now");
-  const usage = usageData(snapshot);
+  // a snapshot written before is placed anew (a leaf that tidy rebuilds may split, by placeOf);
+  // when nothing has expired the host's own object is handed back all the same
+  const usage = inLayout(usageData(snapshot));
   // tidyAll hands back the same buckets where nothing has expired
   const windows = tidyAll(usage.windows, tidyWindow(now));
   const keys = tidyAll(usage.keys, tidyKey(now));

@@ -7,7 +7,7 @@
 import { freeze } from "immer";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
-import { capMembers, changeIn, nextUsage, own, recordIn, usageData, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { BucketsDraft, capMembers, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { BudgetCharge, CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
@@ -17,7 +17,15 @@ const TIDY: Record<Kind, (now: number) => Tidy<any>> = { windows: tidyWindow, ca
 interface Write {
   readonly kind: Kind;
   readonly key: string;
+  /** placeOf(key): the bucket it goes in, hashed once for its read and its write */
+  readonly hash: number;
   readonly change: (record: any) => unknown;
+}
+
+/** Whether the key of `writes[j]` is written by one of `writes[i..j)` already. */
+function keyAmong(writes: readonly Write[], i: number, j: number): boolean {
+  for (let k = i; k < j; k++) if (writes[k]!.key === writes[j]!.key) return true;
+  return false;
 }
 
 /** A cap record with `member` counted on the charge's day (a new record, frozen). */
@@ -31,6 +39,7 @@ function withMember(record: CapRecord | undefined, cap: CapCharge, member: strin
 /** Reads a snapshot and writes into the next one only when the charge writes something. */
 export class SnapshotTx implements CounterTx {
   private readonly writes: Write[] = [];
+  private readonly hashes: (string | number | undefined)[] = [undefined, 0, undefined, 0];
   private seq: number;
   private readonly usage: UsageData;
 
@@ -40,17 +49,19 @@ export class SnapshotTx implements CounterTx {
   }
 
   window(budget: BudgetCharge): WindowRecord | undefined {
-    return recordIn(this.usage.windows, budget.key);
+    const key = budget.key;
+    return windowOf(this.usage, key, this.hashOf(key));
   }
   setWindow(budget: BudgetCharge, record: WindowRecord): void {
+    const key = budget.key;
     const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + budget.windowMs });
-    this.writes.push({ kind: "windows", key: budget.key, change: () => stored });
+    this.writes.push({ kind: "windows", key, hash: this.hashOf(key), change: () => stored });
   }
   capCount(cap: CapCharge): number {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
   }
   addCapMember(cap: CapCharge, member: string): void {
-    this.writes.push({ kind: "caps", key: cap.key, change: (record: CapRecord | undefined) => withMember(record, cap, member) });
+    this.writes.push({ kind: "caps", key: cap.key, hash: placeOf(cap.key), change: (record: CapRecord | undefined) => withMember(record, cap, member) });
   }
   removeCapMember(key: string, day: number, member: string): boolean {
     const record = recordIn(this.usage.caps, key);
@@ -62,6 +73,7 @@ export class SnapshotTx implements CounterTx {
     this.writes.push({
       kind: "caps",
       key,
+      hash: placeOf(key),
       change: (current: CapRecord) => {
         const today = current.days[String(day)]!;
         return freeze({ ...current, days: { ...current.days, [String(day)]: { ...today, members: members.filter((m) => m !== member) } } }, true);
@@ -74,10 +86,26 @@ export class SnapshotTx implements CounterTx {
   }
   setKeyRecord(key: string, record: KeyRecord): void {
     const stored = freeze({ ...record }, true);
-    this.writes.push({ kind: "keys", key, change: () => stored });
+    this.writes.push({ kind: "keys", key, hash: placeOf(key), change: () => stored });
   }
   nextMember(): string {
     return `m${++this.seq}`;
+  }
+
+  /**
+   * placeOf(key), remembered for the last two keys read: a budget's window is read, then written, by
+   * the same key (hashing a key cost about as much as finding its record in a small snapshot).
+   */
+  private hashOf(key: string): number {
+    const seen = this.hashes;
+    if (seen[0] === key) return seen[1] as number;
+    if (seen[2] === key) return seen[3] as number;
+    const h = placeOf(key);
+    seen[2] = seen[0];
+    seen[3] = seen[1];
+    seen[0] = key;
+    seen[1] = h;
+    return h;
   }
 
   /**
@@ -89,17 +117,26 @@ export class SnapshotTx implements CounterTx {
   commit(now: number): Usage {
     if (this.writes.length === 0) return this.usage as unknown as Usage;
     const seq = this.seq + 1;
-    const settled = this.usage.at === undefined ? now : Math.min(now, this.usage.at);
-    // the rule of each kind written, by the settled clock (a read writes windows only: one rule, not three)
-    const tidy: Partial<Record<Kind, Tidy<any>>> = {};
-    const next: Partial<Record<Kind, Buckets<any>>> = {};
-    for (const { kind, key, change } of this.writes) {
-      const rule = (tidy[kind] ??= TIDY[kind](settled));
-      next[kind] = changeIn(next[kind] ?? this.usage[kind], key, change, rule);
+    // a snapshot written before is placed anew first (once): the writes are placed by placeOf
+    const base = inLayout(this.usage);
+    const settled = base.at === undefined ? now : Math.min(now, base.at);
+    // one draft per kind written, by that kind's rule at the settled clock (a read writes windows only)
+    const drafts: Partial<Record<Kind, { draft: BucketsDraft<any>; tidy: Tidy<any> }>> = {};
+    const writes = this.writes;
+    for (let i = 0, j = 1; i < writes.length; i = j, j = i + 1) {
+      const { kind, hash } = writes[i]!;
+      // a credential's budget windows (one hash, distinct keys) are written in one rebuild of their leaf
+      while (j < writes.length && writes[j]!.kind === kind && writes[j]!.hash === hash && !keyAmong(writes, i, j)) j++;
+      const d = (drafts[kind] ??= { draft: new BucketsDraft<any>(base[kind] as Buckets<any>), tidy: TIDY[kind](settled) });
+      d.draft.changeAll(j === i + 1 ? [writes[i]!] : writes.slice(i, j), hash, d.tidy);
     }
-    for (const kind of Object.keys(next) as Kind[]) next[kind] = sweepSlot(next[kind]!, seq, tidy[kind]!);
+    const done = (kind: Kind): Buckets<any> => {
+      const d = drafts[kind];
+      if (d === undefined) return base[kind];
+      sweepSlot(d.draft, seq, d.tidy);
+      return d.draft.done();
+    };
     // immer hands back the new top level, built whole and frozen (immer.ts: then it walks nothing)
-    const base = this.usage;
-    return nextUsage(base, seq, now, next.windows ?? base.windows, next.caps ?? base.caps, next.keys ?? base.keys);
+    return nextUsage(base, seq, now, done("windows"), done("caps"), done("keys"));
   }
 }

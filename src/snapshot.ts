@@ -88,6 +88,54 @@ export interface UsageData {
   readonly windows: Buckets<SnapshotWindow>;
   readonly caps: Buckets<CapRecord>;
   readonly keys: Buckets<KeyRecord>;
+  /**
+   * 2: budget windows are placed by their credential's part of the key (see {@link placeOf}), so
+   * that one credential's budgets share a leaf. Absent in snapshots written before (every record by
+   * its whole key): read as they are, and placed anew (once, all of them) by their first change.
+   */
+  readonly layout?: typeof LAYOUT;
+}
+
+/** The layout every snapshot is written in (see {@link UsageData.layout}). */
+export const LAYOUT = 2;
+
+/**
+ * Where a record goes: the hash of its key, except that a budget window's key
+ * (`b:<length>.<subject>:<budget>`, store-keys.ts) is hashed up to the ":" after its subject, so
+ * that one credential's budget windows share a leaf (a charge reads and writes one path, not one per
+ * budget). Read by the length the key gives (no search of the key); a key not of that shape is
+ * hashed whole.
+ */
+export function placeOf(key: string): number {
+  if (key.charCodeAt(0) !== 98 || key.charCodeAt(1) !== 58) return fnv1a(key); // "b:"
+  let length = 0;
+  let i = 2;
+  for (let c = key.charCodeAt(i); c >= 48 && c <= 57 && i < 12; c = key.charCodeAt(++i)) length = length * 10 + (c - 48);
+  const end = i + 1 + length;
+  return i > 2 && key.charCodeAt(i) === 46 && key.charCodeAt(end) === 58 ? fnv1a(key, undefined, undefined, end) : fnv1a(key);
+}
+
+/** A budget window of a snapshot, in the snapshot's own layout (`hash`: placeOf(key), when known). */
+export function windowOf(usage: UsageData, key: string, hash?: number): SnapshotWindow | undefined {
+  if (usage.layout !== LAYOUT) return recordAt(usage.windows, key, fnv1a(key));
+  return recordAt(usage.windows, key, hash ?? placeOf(key));
+}
+
+/**
+ * `usage` in the layout every change writes: itself, or (a snapshot written before) its budget
+ * windows placed anew, every one, once; the other kinds are placed as they were. Not frozen: the
+ * base of a change, which hands back a new top level.
+ */
+export function inLayout(usage: UsageData): UsageData {
+  if (usage.layout === LAYOUT) return usage;
+  const draft = new BucketsDraft<SnapshotWindow>(NO_RECORDS);
+  const keep = (record: SnapshotWindow): SnapshotWindow => record;
+  for (const [key, record] of recordsIn(usage.windows)) {
+    // a record restored from JSON is frozen here: the new leaves are, and a sealed-looking kind is not walked again (immer.ts)
+    const frozen = Object.isFrozen(record) ? record : freeze(record, true);
+    draft.change(key, placeOf(key), () => frozen, keep);
+  }
+  return { ...usage, windows: draft.done(), layout: LAYOUT };
 }
 
 
@@ -97,7 +145,8 @@ export interface UsageData {
  * handed back through immer (immer.ts).
  */
 export function nextUsage(base: UsageData, seq: number, at: number | undefined, windows: UsageData["windows"], caps: UsageData["caps"], keys: UsageData["keys"]): Usage {
-  const top: UsageData = at === undefined ? { seq, windows, caps, keys } : { seq, at, windows, caps, keys };
+  const layout = LAYOUT;
+  const top: UsageData = at === undefined ? { seq, windows, caps, keys, layout } : { seq, at, windows, caps, keys, layout };
   return nextSnapshot(base, top) as unknown as Usage;
 }
 
@@ -109,6 +158,9 @@ export function own<T>(record: Readonly<Record<string, T>> | undefined, key: str
 export function slotOf<X>(level: Level<X> | undefined, i: number): X | undefined {
   if (level === undefined) return undefined;
   const value = Array.isArray(level) ? (level as readonly X[])[i] : own(level as Readonly<Record<string, X>>, DIGITS[i]!);
+  // the engine's own slots first: its empty object, or an array (a level, branch or leaf: never empty)
+  if (value === NO_RECORDS) return undefined;
+  if (Array.isArray(value)) return value;
   return value === undefined || value === null || isEmpty(value) ? undefined : value;
 }
 
@@ -122,7 +174,11 @@ function isEmpty(value: unknown): boolean {
 
 /** The record stored under `key`, wherever its bucket is. */
 export function recordIn<T>(buckets: Buckets<T>, key: string): T | undefined {
-  const h = fnv1a(key);
+  return recordAt(buckets, key, placeOf(key));
+}
+
+/** The record stored under `key`, its hash `h` (`placeOf(key)`). */
+export function recordAt<T>(buckets: Buckets<T>, key: string, h: number): T | undefined {
   let node = slotOf(slotOf(buckets, h & 15), (h >>> 4) & 15);
   for (let shift = 8; isBranch(node); shift += 4) node = node[(h >>> shift) & 15];
   return inLeaf(node, key);
@@ -212,35 +268,62 @@ function withBranch<T>(branch: readonly BucketNode<T>[], i: number, child: Bucke
 /** Splits a leaf's pairs into 16 buckets by the 4 bits of their hash at `shift`, again where one is still too large. */
 function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> {
   const parts: (string | T)[][] = Array.from({ length: 16 }, () => []);
-  for (let i = 0; i < pairs.length; i += 2) parts[(fnv1a(pairs[i] as string) >>> shift) & 15]!.push(pairs[i]!, pairs[i + 1]!);
+  for (let i = 0; i < pairs.length; i += 2) parts[(placeOf(pairs[i] as string) >>> shift) & 15]!.push(pairs[i]!, pairs[i + 1]!);
   return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : Object.freeze(part))));
 }
 
+/** One record's change: `key`'s record replaced by what `change` makes of it (removed when undefined). */
+export interface Edit<T> {
+  readonly key: string;
+  readonly change: (record: T | undefined) => T | undefined;
+}
+const NO_EDITS: readonly [] = [];
+
 /**
- * A leaf's records, each passed through `tidy`, as pairs, with `key`'s record replaced by what
- * `change` makes of it (removed when undefined); one pass.
+ * A leaf's records, each passed through `tidy`, as pairs, with the records of `edits` (distinct keys,
+ * one leaf) replaced by what their changes make of them, in their order after the others; one pass.
  */
-function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, key?: string, change?: (record: T | undefined) => T | undefined): BucketNode<T> {
+function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, edits: readonly Edit<T>[] = NO_EDITS): BucketNode<T> {
   const out: (string | T)[] = [];
-  let found: T | undefined;
-  eachInLeaf(leaf, (k: string, record: T) => {
-    if (k === key) found ??= record;
+  const found: (T | undefined)[] = [];
+  const keep = (k: string, record: T): void => {
+    const j = editOf(edits, k);
+    if (j >= 0) found[j] ??= record;
     else {
       const kept = tidy(record);
       if (kept !== undefined) out.push(k, kept);
     }
-  });
-  const value = change?.(found);
-  if (key !== undefined && value !== undefined) out.push(key, value);
+  };
+  if (Array.isArray(leaf)) {
+    // pairs, the engine's own leaves: read in place (as keep does, without a visitor per call)
+    for (let i = 0; i < leaf.length; i += 2) {
+      const j = editOf(edits, leaf[i] as string);
+      if (j >= 0) found[j] ??= leaf[i + 1] as T;
+      else {
+        const kept = tidy(leaf[i + 1] as T);
+        if (kept !== undefined) out.push(leaf[i] as string, kept);
+      }
+    }
+  } else eachInLeaf(leaf, keep);
+  for (let j = 0; j < edits.length; j++) {
+    const value = edits[j]!.change(found[j]);
+    if (value !== undefined) out.push(edits[j]!.key, value);
+  }
   if (out.length === 0) return NO_RECORDS;
   return out.length > 2 * LEAF_MAX && shift < 32 ? split(out, shift) : Object.freeze(out);
 }
 
-/** `node` with `key`'s record (its hash `h`) changed in its leaf (see {@link rebuildLeaf}), copying the branches on the way. */
-function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number, key: string, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): BucketNode<T> | undefined {
-  if (!isBranch(node)) return rebuildLeaf(node, shift, tidy, key, change);
+/** The index of `key`'s edit, -1 when none edits it. */
+function editOf<T>(edits: readonly Edit<T>[], key: string): number {
+  for (let j = 0; j < edits.length; j++) if (edits[j]!.key === key) return j;
+  return -1;
+}
+
+/** `node` with the records of `edits` (keys of one hash `h`) changed in their leaf (see {@link rebuildLeaf}), copying the branches on the way. */
+function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number, edits: readonly Edit<T>[], tidy: Tidy<T>): BucketNode<T> | undefined {
+  if (!isBranch(node)) return rebuildLeaf(node, shift, tidy, edits);
   const i = (h >>> shift) & 15;
-  const child = changeNode(node[i], h, shift + 4, key, change, tidy);
+  const child = changeNode(node[i], h, shift + 4, edits, tidy);
   if (child === node[i]) return node;
   return withBranch(node, i, child ?? NO_RECORDS);
 }
@@ -250,12 +333,83 @@ function changeNode<T>(node: BucketNode<T> | undefined, h: number, shift: number
  * other record of its leaf through `tidy` (forgetting what has expired): bounded work per change.
  */
 export function changeIn<T>(buckets: Buckets<T>, key: string, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): Buckets<T> {
-  const h = fnv1a(key);
+  const h = placeOf(key);
   const outer = h & 15;
   const inner = (h >>> 4) & 15;
   const level = slotOf(buckets, outer);
   const node = slotOf(level, inner);
-  return placed(buckets, outer, level, inner, node, changeNode(node, h, 8, key, change, tidy));
+  return placed(buckets, outer, level, inner, node, changeNode(node, h, 8, [{ key, change }], tidy));
+}
+
+/**
+ * The changes of one commit to the buckets of one kind (its writes and its sweep), gathered on one
+ * copy of each level on their way: the top level is copied once, each level below it once however
+ * many writes reach it, and those copies are written in place until {@link BucketsDraft.done}
+ * freezes them. A level kept from `base` is never written: structural sharing, as
+ * {@link replaceBucket} does one change at a time.
+ */
+export class BucketsDraft<T> {
+  private root: Level<BucketNode<T>>[] | undefined;
+  /** The levels below the top copied by this draft (a handful: one per write at most). */
+  private readonly copies: BucketNode<T>[][] = [];
+  private emptied = false;
+
+  constructor(private readonly base: Buckets<T>) {}
+
+  /** Replaces the bucket at (outer, inner) by what `change` makes of it (emptied when undefined). */
+  update(outer: number, inner: number, change: (node: BucketNode<T> | undefined) => BucketNode<T> | undefined): void {
+    const level = slotOf(this.root ?? this.base, outer);
+    const node = slotOf(level, inner);
+    this.place(outer, inner, level, node, change(node));
+  }
+
+  /** Sets (or, with `change` returning undefined, removes) `key`'s record, its hash `h`, as {@link changeIn} does. */
+  change(key: string, h: number, change: (record: T | undefined) => T | undefined, tidy: Tidy<T>): void {
+    this.changeAll([{ key, change }], h, tidy);
+  }
+
+  /**
+   * The records of `edits` (distinct keys, all placed by the hash `h`: a credential's budget
+   * windows) changed in one rebuild of their leaf: as one {@link change} after another, where no
+   * record written by an edit is already forgotten by `tidy`.
+   */
+  changeAll(edits: readonly Edit<T>[], h: number, tidy: Tidy<T>): void {
+    const outer = h & 15;
+    const inner = (h >>> 4) & 15;
+    const level = slotOf(this.root ?? this.base, outer);
+    const node = slotOf(level, inner);
+    this.place(outer, inner, level, node, changeNode(node, h, 8, edits, tidy));
+  }
+
+  /** Puts `next` in place of `node`, slot `inner` of `level`, slot `outer` of the top: copying each level once. */
+  private place(outer: number, inner: number, level: Level<BucketNode<T>> | undefined, node: BucketNode<T> | undefined, next: BucketNode<T> | undefined): void {
+    if (next === node) return;
+    const root = (this.root ??= copyLevel(this.base));
+    let copy = level as BucketNode<T>[] | undefined;
+    if (copy === undefined || !this.copies.includes(copy)) {
+      copy = copyLevel(level);
+      this.copies.push(copy);
+      root[outer] = copy;
+    }
+    copy[inner] = next ?? NO_RECORDS;
+    if (next === undefined || isEmpty(next)) this.emptied = true;
+  }
+
+  /** The buckets after every change, frozen: `base` itself when nothing changed, empty levels left out. */
+  done(): Buckets<T> {
+    const root = this.root;
+    if (root === undefined) return this.base;
+    for (const copy of this.copies) Object.freeze(copy);
+    if (this.emptied) {
+      // as replaceBucket leaves them: a level with no records is an empty slot, and so are buckets with none
+      for (let j = 0; j < 16; j++) {
+        const level = root[j] as BucketNode<T>[];
+        if (this.copies.includes(level) && level.every(isEmpty)) root[j] = NO_RECORDS;
+      }
+      if (root.every(isEmpty)) return NO_RECORDS;
+    }
+    return Object.freeze(root);
+  }
 }
 
 /** Every record below `node` through `tidy`: the same node when nothing changes, new objects only where something did. */
@@ -316,7 +470,7 @@ export function recordsIn<T>(buckets: Buckets<T>): [string, T][] {
 }
 
 
-const EMPTY = freeze({ seq: 0, windows: {}, caps: {}, keys: {} }, true) as UsageData as unknown as Usage;
+const EMPTY = freeze({ seq: 0, windows: {}, caps: {}, keys: {}, layout: LAYOUT }, true) as UsageData as unknown as Usage;
 
 /** The data inside a snapshot (for the engine and its tests). */
 export function usageData(usage: Usage): UsageData {
