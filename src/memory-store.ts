@@ -36,16 +36,17 @@ const CAP_DAY = 0;
 const KEY_RECORD = 1;
 const WINDOW = 2;
 
+/** A budget charge that names its subject and budget (`createPolicy`'s always do). */
+type WithParts = BudgetCharge & { readonly subject: string; readonly budget: string };
+const hasParts = (b: BudgetCharge): b is WithParts => b.subject !== undefined && b.budget !== undefined;
+
 /**
- * Which window a budget charge is: its subject and budget as given (`createPolicy` gives both), or
- * as its key spells them, or, for a key built by hand that spells none, the key alone.
+ * Which window a key is, for a charge built by hand without its parts and for a reset (which names
+ * keys): the subject and budget it spells, or, for a key that spells none, the key alone ("" names
+ * no budget a key spells, so that window is the key's own).
  */
-function windowSubject(b: Pick<BudgetCharge, "key" | "subject" | "budget">): string {
-  return b.subject !== undefined && b.budget !== undefined ? b.subject : (budgetKeyParts(b.key)?.subject ?? b.key);
-}
-function windowBudget(b: Pick<BudgetCharge, "key" | "subject" | "budget">): string {
-  // "" names no budget a key spells (budgetKeyParts), so a hand-built key's window is its own
-  return b.subject !== undefined && b.budget !== undefined ? b.budget : (budgetKeyParts(b.key)?.budget ?? "");
+function partsOfKey(key: string): { readonly subject: string; readonly budget: string } {
+  return budgetKeyParts(key) ?? { subject: key, budget: "" };
 }
 
 interface CapDay {
@@ -131,7 +132,10 @@ export class MemoryStore implements PolicyStore {
    * await policy.reset({ credential }); // calls store.reset(...) with the credential's keys
    */
   reset(request: ResetRequest): void {
-    for (const key of request.windows) this.windows.delete(windowSubject({ key }), this.windows.idOf(windowBudget({ key })));
+    for (const key of request.windows) {
+      const { subject, budget } = partsOfKey(key);
+      this.windows.delete(subject, this.windows.idOf(budget));
+    }
     // that day's count only; the idempotency records keep their charge, so a retry stays a replay
     for (const cap of request.caps) this.capDays.delete(`${cap.key}\u0000${cap.day}`);
     if (request.idempotencyScope !== undefined) {
@@ -230,7 +234,8 @@ export class MemoryStore implements PolicyStore {
   }
 
   private readWindowOf(b: BudgetCharge): WindowRecord | undefined {
-    const place = this.windows.locate(windowSubject(b), this.windows.idOf(windowBudget(b)));
+    const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
+    const place = this.windows.locate(subject, this.windows.idOf(budget));
     this.read1 = this.read0;
     this.place1 = this.place0;
     this.read0 = b;
@@ -239,15 +244,12 @@ export class MemoryStore implements PolicyStore {
   }
 
   private writeWindowOf(b: BudgetCharge, record: WindowRecord): void {
+    const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
     const expiresAt = record.start + b.windowMs;
     const place = b === this.read0 ? this.place0 : b === this.read1 ? this.place1 : -1;
-    if (place >= 0) {
-      if (this.windows.writeAt(place, record.start, record.count, expiresAt)) this.schedule(WINDOW + this.windows.idOf(windowBudget(b)), windowSubject(b), expiresAt);
-      return;
-    }
-    const subject = windowSubject(b);
-    const id = this.windows.idOf(windowBudget(b));
-    if (this.windows.set(subject, id, record.start, record.count, expiresAt)) this.schedule(WINDOW + id, subject, expiresAt);
+    const moved = place >= 0 ? this.windows.writeAt(place, record.start, record.count, expiresAt) : this.windows.set(subject, this.windows.idOf(budget), record.start, record.count, expiresAt);
+    // a new window, or its end moved: the wheel needs the end (the budget's id looked up only then)
+    if (moved) this.schedule(WINDOW + this.windows.idOf(budget), subject, expiresAt);
   }
 
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */

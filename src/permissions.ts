@@ -61,10 +61,12 @@ const NO_GRANTS: Grants = Object.freeze({});
 /**
  * A grant as read for {@link effectiveLevels}: `value` (the grants' property of that name) when it is
  * `read` or `write` and the grants' own, else `none`. The value is tested first, so a family that is
- * not granted (most are) costs no own-property test; same answer as {@link grantedLevel}.
+ * not granted (most are) costs no own-property test. The one rule of a grant ({@link grantedLevel}
+ * reads a family through it); {@link effectiveLevels} hands it each family's value by name.
  */
 function ownLevel(grants: Grants, family: Family, value: unknown): Level {
-  return (value === "read" || value === "write") && hasOwnProperty.call(grants, family) ? value : "none";
+  const level = levelOf(value);
+  return level !== "none" && hasOwnProperty.call(grants, family) ? level : "none";
 }
 
 /**
@@ -86,7 +88,7 @@ export function effectiveLevels(grants: Grants | undefined, cap: Readonly<Record
 
 /** The raw grant on one family, for spec §7 #2 (minted with the family, capped by the role now). */
 export function grantedLevel(grants: Grants | undefined, family: Family): Level {
-  return grants !== undefined && Object.hasOwn(grants, family) ? levelOf(grants[family]) : "none";
+  return grants === undefined ? "none" : ownLevel(grants, family, grants[family]);
 }
 
 /** Spec §5.7: read-only = holds no `write` in any family on that newsletter, after the cap. */

@@ -135,66 +135,58 @@ function capReached(f: Facts, headers: Record<string, string>, count: number, ch
   return decisionOf(f, headers, { rule: "daily_cap", cap: name, limit, count, resetAt }, charged, refusal(f.requestId, f.config.docsUrl, 429, "rate_limited", message));
 }
 
-function allowed(f: Facts, headers: Record<string, string>, outcome: Extract<ChargeOutcome, { kind: "charged" }>, charged: Decision["charged"]): Decision {
-  const reason = outcome.replay ? REPLAYED : ALLOWED;
-  if (outcome.member === undefined) return decisionOf(f, headers, reason, charged);
-  const ticket = releaseTicket(f.charge, outcome.member, f.cap!.day);
-  return decisionOf(f, headers, reason, { budgets: charged.budgets, caps: [f.cap!.name] }, undefined, ticket);
+/** An allowed cap charge: its release ticket, and the cap it counted toward. */
+function allowedCapCharge(f: Facts, headers: Record<string, string>, outcome: Extract<ChargeOutcome, { kind: "charged" }>, charged: Decision["charged"]): Decision {
+  const ticket = releaseTicket(f.charge, outcome.member!, f.cap!.day);
+  return decisionOf(f, headers, outcome.replay ? REPLAYED : ALLOWED, { budgets: charged.budgets, caps: [f.cap!.name] }, undefined, ticket);
 }
 
 /**
  * What a charge's result comes to, the same for `evaluate` and `policy.check`: the decision order
- * ({@link decide}), then {@link render}, at the store's clock when it decided (`result.now`), else `t`.
- * The three answers most requests get (allowed without a cap, the plan's refusal, a spent budget)
- * are presented straight from the plan and the result, with no {@link Facts} object.
+ * ({@link decide}), then the answer presented, at the store's clock when it decided (`result.now`),
+ * else `t`. The answers most requests get (the plan's refusal, a spent budget, allowed without a
+ * cap) are presented from the plan and the result; the rarer ones from their {@link Facts}.
  *
  * @param degraded - the insurance store decided (the decision says so).
  */
 export function present(planned: Plan, charge: ChargeRequest, result: StoreResult, config: CompiledConfig, t: number, requestId: string, degraded = false): Decision {
   const answer = decide(planned.refusal, result);
-  if (result.kind !== "store_failed") {
-    const now = result.now ?? t;
-    if (answer === "allowed" && result.kind === "charged" && result.member === undefined) {
-      const headers = rateLimitHeaders(planned, result.windows, now);
-      return decision(planned, requestId, degraded, headers, result.replay ? REPLAYED : ALLOWED, chargedBudgets(planned.budgets));
-    }
-    if (answer === "refused" || answer === "refused_uncharged") {
-      const headers = rateLimitHeaders(planned, result.windows, now);
-      return byPlan(planned, requestId, config.docsUrl, degraded, headers, CHARGES_BUDGETS[answer] ? chargedBudgets(planned.budgets) : NOTHING);
-    }
-    if (answer === "budget_spent") return budgetSpent(planned, requestId, config.docsUrl, degraded, rateLimitHeaders(planned, result.windows, now), result.windows, now);
-  }
   const now = result.kind === "store_failed" ? t : (result.now ?? t);
+  const headers = result.kind === "store_failed" ? uncountedHeaders(planned, now) : rateLimitHeaders(planned, result.windows, now);
+  const charged = CHARGES_BUDGETS[answer] ? chargedBudgets(planned.budgets) : NOTHING;
+  switch (answer) {
+    case "refused":
+    case "refused_uncharged":
+      return byPlan(planned, requestId, config.docsUrl, degraded, headers, charged);
+    case "budget_spent":
+      return budgetSpent(planned, requestId, config.docsUrl, degraded, headers, (result as ChargeOutcome).windows, now);
+    case "allowed": {
+      const outcome = result as Extract<ChargeOutcome, { kind: "charged" }>;
+      if (outcome.member === undefined) return decision(planned, requestId, degraded, headers, outcome.replay ? REPLAYED : ALLOWED, charged);
+    }
+  }
   const cap = result.kind === "store_failed" ? charge.cap : countedCap(charge, result);
-  return render(answer, { plan: planned, charge, result, cap, config, now, requestId, degraded });
+  return render(answer, { plan: planned, charge, result, cap, config, now, requestId, degraded }, headers, charged);
 }
 
 /**
- * Presents an answer.
+ * Presents one of the rarer answers (see {@link present}) from its facts.
  *
  * @param answer - what {@link decide} answered.
  * @param f - the plan, the store's request and result, and the presentation settings.
  */
-export function render(answer: Answer, f: Facts): Decision {
-  const { plan, result, now } = f;
-  const headers = result.kind === "store_failed" ? uncountedHeaders(plan, now) : rateLimitHeaders(plan, result.windows, now);
-  const charged = CHARGES_BUDGETS[answer] ? chargedBudgets(plan.budgets) : NOTHING;
-  const docsUrl = f.config.docsUrl;
+function render(answer: Exclude<Answer, "refused" | "refused_uncharged" | "budget_spent">, f: Facts, headers: Record<string, string>, charged: Decision["charged"]): Decision {
+  const { result } = f;
   switch (answer) {
-    case "refused":
-    case "refused_uncharged":
-      return byPlan(plan, f.requestId, docsUrl, f.degraded, headers, charged);
-    case "budget_spent":
-      return budgetSpent(plan, f.requestId, docsUrl, f.degraded, headers, (result as ChargeOutcome).windows, now);
     case "conflict":
       return conflict(f, headers, (result as Extract<ChargeOutcome, { kind: "conflict" }>).fingerprint, charged);
     case "cap_reached":
       return capReached(f, headers, (result as Extract<ChargeOutcome, { kind: "cap_reached" }>).count, charged);
     case "allowed":
-      return allowed(f, headers, result as Extract<ChargeOutcome, { kind: "charged" }>, charged);
+      return allowedCapCharge(f, headers, result as Extract<ChargeOutcome, { kind: "charged" }>, charged);
     case "unavailable": {
       const { error } = result as Extract<StoreResult, { kind: "store_failed" }>;
-      const refused = refusal(f.requestId, docsUrl, 503, "service_unavailable", say.STORE_UNAVAILABLE);
+      const refused = refusal(f.requestId, f.config.docsUrl, 503, "service_unavailable", say.STORE_UNAVAILABLE);
       return decisionOf(f, headers, { rule: "store_unavailable", failOpen: false, error }, NOTHING, refused);
     }
     case "allowed_uncounted": {

@@ -5,6 +5,7 @@
 import { freeze } from "immer";
 import { fnv1a } from "./hash.js";
 import { nextSnapshot } from "./immer.js";
+import { budgetSubjectEnd } from "./store-keys.js";
 import type { KeyRecord, WindowRecord } from "./store.js";
 
 /**
@@ -103,16 +104,12 @@ export const LAYOUT = 2;
  * Where a record goes: the hash of its key, except that a budget window's key
  * (`b:<length>.<subject>:<budget>`, store-keys.ts) is hashed up to the ":" after its subject, so
  * that one credential's budget windows share a leaf (a charge reads and writes one path, not one per
- * budget). Read by the length the key gives (no search of the key); a key not of that shape is
- * hashed whole.
+ * budget). Read by the length the key gives (store-keys.ts `budgetSubjectEnd`); a key not of that
+ * shape is hashed whole.
  */
 export function placeOf(key: string): number {
-  if (key.charCodeAt(0) !== 98 || key.charCodeAt(1) !== 58) return fnv1a(key); // "b:"
-  let length = 0;
-  let i = 2;
-  for (let c = key.charCodeAt(i); c >= 48 && c <= 57 && i < 12; c = key.charCodeAt(++i)) length = length * 10 + (c - 48);
-  const end = i + 1 + length;
-  return i > 2 && key.charCodeAt(i) === 46 && key.charCodeAt(end) === 58 ? fnv1a(key, undefined, undefined, end) : fnv1a(key);
+  const end = budgetSubjectEnd(key);
+  return end < 0 ? fnv1a(key) : fnv1a(key, undefined, undefined, end);
 }
 
 /** A budget window of a snapshot, in the snapshot's own layout (`hash`: placeOf(key), when known). */
@@ -286,25 +283,14 @@ const NO_EDITS: readonly [] = [];
 function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, edits: readonly Edit<T>[] = NO_EDITS): BucketNode<T> {
   const out: (string | T)[] = [];
   const found: (T | undefined)[] = [];
-  const keep = (k: string, record: T): void => {
+  eachInLeaf(leaf, (k: string, record: T) => {
     const j = editOf(edits, k);
     if (j >= 0) found[j] ??= record;
     else {
       const kept = tidy(record);
       if (kept !== undefined) out.push(k, kept);
     }
-  };
-  if (Array.isArray(leaf)) {
-    // pairs, the engine's own leaves: read in place (as keep does, without a visitor per call)
-    for (let i = 0; i < leaf.length; i += 2) {
-      const j = editOf(edits, leaf[i] as string);
-      if (j >= 0) found[j] ??= leaf[i + 1] as T;
-      else {
-        const kept = tidy(leaf[i + 1] as T);
-        if (kept !== undefined) out.push(leaf[i] as string, kept);
-      }
-    }
-  } else eachInLeaf(leaf, keep);
+  });
   for (let j = 0; j < edits.length; j++) {
     const value = edits[j]!.change(found[j]);
     if (value !== undefined) out.push(edits[j]!.key, value);

@@ -82,18 +82,29 @@ export function oneUseBudgetKey(subject: string, budget: string): string {
 }
 
 /**
+ * Where the subject of a budget key ends: the index of the ":" after it, read by the length the key
+ * gives (`b:<length>.<subject>:`: no search of the key, no string made), or -1 for a string
+ * {@link budgetKey} does not spell that way (no length, a leading zero, no "." or ":" where the
+ * length says). `evaluate` places every budget window of its snapshot by it.
+ */
+export function budgetSubjectEnd(key: string): number {
+  if (key.charCodeAt(0) !== 98 || key.charCodeAt(1) !== 58) return -1; // "b:"
+  let length = 0;
+  let i = 2;
+  for (let c = key.charCodeAt(i); c >= 48 && c <= 57 && i < 17; c = key.charCodeAt(++i)) length = length * 10 + (c - 48);
+  if (i === 2 || (key.charCodeAt(2) === 48 && i > 3) || key.charCodeAt(i) !== 46) return -1; // digits, no leading zero, "."
+  const end = i + 1 + length;
+  return key.charCodeAt(end) === 58 ? end : -1;
+}
+
+/**
  * The subject and budget a budget key is spelled from ({@link budgetKey} read back), or undefined
  * for any string `budgetKey` does not spell (a key a host built by hand) or that names no budget.
  */
 export function budgetKeyParts(key: string): { readonly subject: string; readonly budget: string } | undefined {
-  if (!key.startsWith("b:")) return undefined;
-  const dot = key.indexOf(".", 2);
-  const length = dot > 2 && dot <= 18 ? Number(key.slice(2, dot)) : NaN;
-  if (!Number.isSafeInteger(length)) return undefined;
-  const subject = key.slice(dot + 1, dot + 1 + length);
-  const budget = key.slice(dot + 2 + length);
-  // spelled back, so that only the keys budgetKey makes are read as parts (leading zeros, signs, "1e2"…)
-  return budget !== "" && budgetKey(subject, budget) === key ? { subject, budget } : undefined;
+  const end = budgetSubjectEnd(key);
+  if (end < 0 || end === key.length - 1) return undefined;
+  return { subject: key.slice(key.indexOf(".") + 1, end), budget: key.slice(end + 1) };
 }
 
 /** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */

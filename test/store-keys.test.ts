@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetCharges } from "../src/charge-request.js";
 import type { BudgetSpec } from "../src/config-types.js";
-import { budgetKey, budgetKeyParts, oneUseBudgetKey, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
+import { budgetKey, budgetKeyParts, budgetSubjectEnd, oneUseBudgetKey, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
 import type { Credential } from "../src/types.js";
 
 const lists: readonly (readonly BudgetSpec[])[] = [
@@ -85,6 +85,9 @@ describe("a budget key read back into its parts (MemoryStore keeps a subject's w
       fc.property(fc.string({ maxLength: 40 }), fc.string({ minLength: 1, maxLength: 20 }), (subject, budget) => {
         expect(budgetKeyParts(budgetKey(subject, budget))).toEqual({ subject, budget });
         expect(oneUseBudgetKey(subject, budget)).toBe(budgetKey(subject, budget));
+        // where the subject ends: what evaluate places a credential's budget windows by
+        const key = budgetKey(subject, budget);
+        expect(budgetSubjectEnd(key)).toBe(key.length - budget.length - 1);
       }),
       { seed: 20261125, numRuns: 1_000 },
     );

@@ -2,22 +2,16 @@
  * One scenario, three ways through: the pure API over a snapshot, createPolicy over MemoryStore, and
  * createPolicy over RedisStore (the shared Redis at 6379, a unique prefix per runner).
  */
-import { afterAll } from "vitest";
 import { createPolicy, emptyUsage, evaluate, MemoryStore, reset, type Decision, type Limits, type PolicyOptions, type PolicyRequest, type PolicyStore, type ResetTarget, type Usage, type Who } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { T0 } from "../fixtures.js";
-import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "../redis/helpers.js";
+import { ioredisCall, sharedRedis } from "../redis/helpers.js";
 
 export type Way = "evaluate" | "MemoryStore" | "RedisStore";
 export const WAYS: readonly Way[] = ["evaluate", "MemoryStore", "RedisStore"];
 
-const redis = ioredis();
-const root = uniquePrefix("operating");
+const { redis, root } = sharedRedis("operating");
 let made = 0;
-afterAll(async () => {
-  await cleanUp(redis, root);
-  redis.disconnect();
-});
 
 /** A fresh RedisStore on the shared Redis, under a prefix of its own. */
 export function redisStore(prefix = `${root}${++made}:`): RedisStore {

@@ -4,7 +4,7 @@
  * over, in fewer round trips; one charge failing fails only itself; a batch resent after a timeout
  * counts each charge once; `maxInFlight` counts charges.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createPolicy, MemoryStore, PolicyConfigError, type Credential, type PolicyOptions } from "../../src/index.js";
 import { RedisOverloadError, RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
@@ -13,18 +13,12 @@ import { CHARGE_PLAIN, loneCharge } from "../../src/redis/scripts/charge-plain.j
 import { batchCall, batchReplies, CHARGE_BATCH, decodeBatch } from "../../src/redis/scripts/charge-batch.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
 import { T0, key } from "../fixtures.js";
-import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
+import { counting, ioredisCall, lateFirstSend, sharedRedis } from "./helpers.js";
 
-const redis = ioredis();
-const root = uniquePrefix("batch");
+const { redis, root } = sharedRedis("batch");
 let run = 0;
 const prefix = () => `${root}${++run}:`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-afterAll(async () => {
-  await cleanUp(redis, root);
-  redis.disconnect();
-});
 
 const config: PolicyOptions = {
   budgets: { general: { limit: 12, window: 10 }, audience: { limit: 5, window: 5 }, write: { limit: 6, window: 20 } },

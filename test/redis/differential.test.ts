@@ -2,18 +2,12 @@
  * Differential: random traces through `createPolicy` over RedisStore and over MemoryStore, with the
  * same injected clock and ids, give identical decisions, headers, releases and `GET /rate-limit`.
  */
-import { afterAll, describe, it } from "vitest";
+import { describe, it } from "vitest";
 import { RedisStore } from "../../src/redis/index.js";
 import { differentialTraces } from "./differential-trace.js";
-import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
+import { ioredisCall, sharedRedis } from "./helpers.js";
 
-const redis = ioredis();
-const root = uniquePrefix("differential");
-
-afterAll(async () => {
-  await cleanUp(redis, root);
-  redis.disconnect();
-});
+const { redis, root } = sharedRedis("differential");
 
 describe("RedisStore ≡ MemoryStore through createPolicy (differential, fast-check, fixed seed)", () => {
   it("random traces give identical decisions and headers, releases and status", async () => {

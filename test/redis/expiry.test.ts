@@ -3,23 +3,17 @@
  * idempotency records after their 24 h, remembered outcomes after dedupeMs. Expiries are relative,
  * so a host clock far from Redis's moves no key's lifetime.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPolicy } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { get, key, post } from "../fixtures.js";
-import { cleanUp, ioredis, ioredisCall, keysUnder, uniquePrefix } from "./helpers.js";
+import { ioredisCall, keysUnder, sharedRedis } from "./helpers.js";
 
-const redis = ioredis();
-const root = uniquePrefix("expiry");
+const { redis, root } = sharedRedis("expiry");
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const SLACK = 10_000;
 const GRACE = HOUR;
-
-afterAll(async () => {
-  await cleanUp(redis, root);
-  redis.disconnect();
-});
 
 const owner = key({ nl_1: { content: "write", audience: "write", sending: "write" } }, true);
 const who = { credential: owner, roles: { nl_1: "owner" } };

@@ -1,6 +1,7 @@
 /** Shared set-up for the Redis store tests: real Redis at 127.0.0.1:6379, a unique prefix per file. */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
+import { afterAll } from "vitest";
 import { createClient } from "redis";
 import type { RedisCall } from "../../src/redis/index.js";
 
@@ -48,6 +49,20 @@ export async function keysUnder(redis: Redis, prefix: string): Promise<string[]>
 export async function cleanUp(redis: Redis, prefix: string): Promise<void> {
   const keys = await keysUnder(redis, prefix);
   for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
+}
+
+/**
+ * The shared Redis for one test file: a connection and a prefix of the file's own; after the file's
+ * tests, every key under the prefix is deleted and the connection closed.
+ */
+export function sharedRedis(file: string): { readonly redis: Redis; readonly root: string } {
+  const redis = ioredis();
+  const root = uniquePrefix(file);
+  afterAll(async () => {
+    await cleanUp(redis, root);
+    redis.disconnect();
+  });
+  return { redis, root };
 }
 
 /** Counts calls through an adapter: round trips. */

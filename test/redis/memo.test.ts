@@ -6,23 +6,17 @@
  * size the plan changed. The script is sent twice with the same KEYS and ARGV (the same nonce), as
  * the store's retry sends it.
  */
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { batchCall, batchReplies, CHARGE_BATCH } from "../../src/redis/scripts/charge-batch.js";
 import { CHARGE_PLAIN, plainChargeCall } from "../../src/redis/scripts/charge-plain.js";
 import { CHARGE, chargeCall, type ChargeCallInput } from "../../src/redis/scripts/charge.js";
 import type { Script, ScriptCall } from "../../src/redis/scripts/script.js";
 import { T0 } from "../fixtures.js";
-import { cleanUp, ioredis, uniquePrefix } from "./helpers.js";
+import { sharedRedis } from "./helpers.js";
 
-const redis = ioredis();
-const root = uniquePrefix("memo");
+const { redis, root } = sharedRedis("memo");
 let run = 0;
-
-afterAll(async () => {
-  await cleanUp(redis, root);
-  redis.disconnect();
-});
 
 async function send(script: Script, { keys, args }: ScriptCall): Promise<unknown[]> {
   return (await redis.eval(script.source, keys.length, ...keys, ...args)) as unknown[];
