@@ -52,7 +52,7 @@ describe("effective levels read the grants by value first (spec §5.4)", () => {
     });
   const arbCap = fc.tuple(...FAMILIES.map(() => fc.constantFrom(...LEVELS))).map((levels) => Object.fromEntries(FAMILIES.map((f, i) => [f, levels[i]])) as unknown as Effective);
 
-  it("equal the rule (own grant, then the cap) for grants of any shape: inherited grants are none, non-enumerable own ones count", () => {
+  it("spec §5.4: effective levels equal the rule (own grant, then the cap) for grants of any shape: inherited grants are none, non-enumerable own ones count", () => {
     fc.assert(
       fc.property(arbGrants, arbCap, (grants, cap) => {
         expect(effectiveLevels(grants, cap)).toEqual(byRule(grants, cap));
@@ -67,7 +67,7 @@ describe("effective levels read the grants by value first (spec §5.4)", () => {
 });
 
 describe("the held phrase of a 403 message (spec §7)", () => {
-  it("is the held permissions joined by commas, or nothing, for every combination of levels (one family is its own phrase)", () => {
+  it("spec §7: the held phrase is the held permissions joined by commas, or nothing, for every combination of levels (one family is its own phrase)", () => {
     for (const levels of everyLevels()) {
       const held = heldPermissions(levels);
       expect(heldPhrase(held)).toBe(held.length === 0 ? "nothing" : held.join(", "));

@@ -9,7 +9,7 @@ import { isLimit } from "../src/plan.js";
 const RULE = /^0*[1-9][0-9]{0,14}$/;
 
 describe("limit: one positive whole number (spec §8)", () => {
-  it("isLimit agrees with /^0*[1-9][0-9]{0,14}$/ on any text, digits-heavy or not", () => {
+  it("spec §4 `limit` (an integer page size; DESIGN §10: one positive whole number): isLimit agrees with /^0*[1-9][0-9]{0,14}$/ on any text, digits-heavy or not", () => {
     const digitsHeavy = fc.stringMatching(/^[0-9 +\-.e\n]{0,20}$/);
     fc.assert(
       fc.property(fc.oneof(digitsHeavy, fc.string({ maxLength: 20 }), fc.string({ unit: "binary", maxLength: 8 })), (text) => {
