@@ -11,7 +11,9 @@
  *   (general + audience; `reward` general when audience refuses) plus CASL
  *   `ability.can('read', subject('Subscriber', { newsletter }))` with a cached ability per credential;
  * - each peer alone (rlf two budgets; CASL alone);
- * - a hand-written floor: nested `Map`, two fixed-window counters, grant ∧ role lookup.
+ * - a hand-written floor: nested `Map`, two fixed-window counters, grant ∧ role lookup;
+ * - the contract's minimum: an async answer after the defensive read of the descriptor, and nothing
+ *   else (what any `policy.check` pays before it decides anything).
  *
  * Method: ROUNDS (≥ 7) interleaved rounds, the order forward on even rounds and reversed on odd ones;
  * every ratio is the median of the per-round ratios (both sides measured in the same round, so a
@@ -22,7 +24,7 @@
  * Environment: BENCH_ROUNDS (7), BENCH_N (40 000 decisions per contender per round),
  * BENCH_BIG (100 000 credentials in the big snapshot), BENCH_MILLION (1 000 000),
  * BENCH_PHASES ("race,million,memory"), BENCH_ONLY=<row id> (run one contender for BENCH_SECONDS,
- * for `node --cpu-prof`; ids: check, check429, check403, eval1, eval1k, eval100k, composite, rlf, casl, floor).
+ * for `node --cpu-prof`; ids: check, check429, check403, eval1, eval1k, eval100k, composite, rlf, casl, floor, contract).
  */
 import { createMongoAbility, subject } from "@casl/ability";
 
@@ -32,6 +34,7 @@ import { RateLimiterMemory } from "rate-limiter-flexible";
 import { consumeBoth } from "./peer.js";
 import { load, median } from "./stats.js";
 import { createPolicy, defineConfig, emptyUsage, evaluate, MemoryStore, type Credential, type Usage } from "../src/index.js";
+import { readDescriptor } from "../src/request.js";
 
 const ROUNDS = Math.max(7, Number(process.env.BENCH_ROUNDS ?? 7));
 const N = Number(process.env.BENCH_N ?? 40_000);
@@ -115,6 +118,22 @@ function oursEvaluate(id: string, name: string, list: readonly Credential[], n: 
       usage = r.usage;
       expectStatus(200, r.decision.status, id);
     },
+  };
+}
+
+/**
+ * What every `policy.check` must do, whatever else it does: answer through a Promise (DESIGN:
+ * `await policy.check(…)`), and read the untrusted descriptor's seven fields defensively (own data
+ * properties only, every trap inside try/catch: docs/security.md). No routing, no permission, no
+ * counter, no header: the least a check can cost under its contract, measured beside the others.
+ */
+function contractMinimum(): Contender {
+  const answer = async (request: unknown): Promise<number> => (readDescriptor(request).unreadable === undefined ? 200 : 400);
+  return {
+    id: "contract",
+    name: "contract minimum: async answer + defensive read",
+    n: N,
+    run: async () => expectStatus(200, await answer(read), "contract"),
   };
 }
 
@@ -276,6 +295,7 @@ async function race(): Promise<void> {
     rlfAlone(),
     caslAlone(),
     floor(),
+    contractMinimum(),
   ];
   console.log(`\n== race: ${ROUNDS} interleaved rounds (forward, reversed, …), ${N.toLocaleString("en")} decisions per contender per round, ${CREDENTIALS.toLocaleString("en")} credentials rotating`);
   console.log(`(building the ${BIG.toLocaleString("en")}-credential snapshot with evaluate took ${fmt(buildSeconds, 1)} s: ${fmt((buildSeconds * 1e6) / BIG, 1)} µs per credential added on average)`);
@@ -293,6 +313,15 @@ async function race(): Promise<void> {
   row("pure evaluate (1 credential) ÷ policy.check", `${fmt(r("eval1", "check"))}×`, "≤ 2×");
   row("evaluate, 1 000 credentials in the snapshot ÷ 1", `${fmt(r("eval1k", "eval1"))}×`, "≤ 1.2×");
   row(`evaluate, ${BIG.toLocaleString("en")} credentials in the snapshot ÷ 1`, `${fmt(r("eval100k", "eval1"))}× (${fmt(median(s.get("eval100k")!))} µs)`, "≤ 1.5×");
+  // how much of the "3× faster" target the contract alone takes (see contractMinimum)
+  const target = median(s.get("composite")!) / 3;
+  const floorTarget = median(s.get("floor")!) * 10;
+  const least = median(s.get("contract")!);
+  console.log(
+    `\nthe contract's minimum (async answer + defensive read) ${fmt(least)} µs, ${fmt(r("contract", "composite"))}× the composite: ` +
+      `3× faster than the composite is ${fmt(target)} µs per check, 10× the floor ${fmt(floorTarget)} µs; ` +
+      `that leaves ${fmt(target - least)} µs and ${fmt(floorTarget - least)} µs for routing, permission, two counters, headers and the decision`,
+  );
   console.log("\nalso: peer composite ÷ rlf alone " + fmt(r("composite", "rlf")) + "×, CASL alone ÷ composite " + fmt(r("casl", "composite")) + "×, check ÷ rlf alone " + fmt(r("check", "rlf")) + "×");
   console.log(`load average at the end of the race: ${await load()}`);
 }
@@ -434,6 +463,7 @@ async function only(id: string): Promise<void> {
     rlf: rlfAlone,
     casl: caslAlone,
     floor,
+    contract: contractMinimum,
   };
   const make = makers[id];
   if (!make) throw new Error(`BENCH_ONLY: unknown id ${id}; one of ${Object.keys(makers).join(", ")}`);

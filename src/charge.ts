@@ -28,25 +28,26 @@ export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, 
 export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome {
   const { now, budgets } = request;
   const n = budgets.length;
-  const windows: WindowReading[] = [];
+  // one list, sized once: the readings, then (when every budget has room) the windows as charged
+  const windows = new Array<WindowReading>(n);
   let spent = false;
   for (let i = 0; i < n; i++) {
     const b = budgets[i]!;
     const w = readWindow(tx, b, now);
-    windows.push(w);
+    windows[i] = w;
     if (w.count >= b.limit) spent = true;
   }
   // DESIGN §2: a request refused because a budget is spent charges nothing
   if (spent) return { kind: "budget_spent", windows };
 
-  const charged: WindowReading[] = [];
+  const charged = windows;
   for (let i = 0; i < n; i++) {
     const budget = budgets[i]!;
     const w = windows[i]!;
     // a window starts at its first charge (or now, when it was stamped later: see readWindow)
     const start = w.count === 0 ? now : w.resetAt - budget.windowMs;
     tx.setWindow(budget, { start, count: w.count + 1 });
-    charged.push({ count: w.count + 1, resetAt: start + budget.windowMs });
+    charged[i] = { count: w.count + 1, resetAt: start + budget.windowMs };
   }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };
 
