@@ -7,7 +7,7 @@ import { defaultOperations, type Method, type OperationSpec } from "./catalogue.
 import type { BudgetSpec } from "./config-types.js";
 import { isRecord, knownKeys, wholeNumber } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
-import { parseRequirement } from "./permissions.js";
+import { parseRequirement, requirementParts, type ParsedRequirement } from "./permissions.js";
 import type { Requirement } from "./types.js";
 
 /** A catalogue operation compiled for routing and planning. */
@@ -15,6 +15,8 @@ export interface CompiledOperation {
   readonly spec: OperationSpec;
   readonly id: string;
   readonly needs: Requirement | undefined;
+  /** `needs` read into its parts once, here, rather than looked up on every request. */
+  readonly need: ParsedRequirement | undefined;
   /** Every budget it is charged to, in policy order; `general` first. */
   readonly budgets: readonly BudgetSpec[];
   /** `RateLimit-Policy` for this operation, computed once. */
@@ -121,6 +123,7 @@ export function compileOperation({ spec, field }: OperationEntry, budgets: reado
     spec,
     id: spec.id,
     needs: needs ?? undefined,
+    need: needs === undefined ? undefined : requirementParts(needs),
     budgets: own,
     policyHeader: policyHeader(own),
     isWrite,

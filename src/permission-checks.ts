@@ -13,8 +13,8 @@ import type { Grants, Requirement } from "./types.js";
 
 /** spec §7 #1, #2: the operation's own permission. */
 export function checkNeeds(op: CompiledOperation, request: NormalRequest, newsletter: string, grants: Grants, role: string, levels: Effective): Refusal | undefined {
-  if (op.needs === undefined) return undefined;
-  const need = requirementParts(op.needs);
+  const need = op.need;
+  if (op.needs === undefined || need === undefined) return undefined;
   if (need.account || satisfies(levels[need.family], need.level)) return undefined;
   const held = heldPermissions(levels);
   const facts: say.Needed = { method: request.method, path: request.path, needs: op.needs, newsletter, held };
@@ -38,7 +38,7 @@ export function checkFilters(op: CompiledOperation, request: NormalRequest, news
     const refused = values.find((v) => !allowed.includes(v));
     if (refused === undefined) continue;
     // spec §5.7: write in any family lifts the restriction; name the operation's own family
-    const need = op.needs === undefined ? undefined : requirementParts(op.needs);
+    const need = op.need;
     const needed: Requirement = need !== undefined && !need.account ? `${need.family}: write` : "content: write";
     const held = heldPermissions(levels);
     const message = say.filterNeedsWrite({ path: request.path, name, refused, allowed, needed, newsletter, held });
