@@ -42,7 +42,11 @@ export function credentialFromScopes(grant: ScopeGrant): Credential {
       account = true;
       continue;
     }
-    const [family, level] = scope.split(":") as [string, string | undefined];
+    // exactly `<family>:<level>`: a scope with more parts (`sending:write:test`) is another, narrower
+    // scope of the authorisation server's, not this family's level, and is ignored like any unknown one
+    const parts = scope.split(":");
+    if (parts.length !== 2) continue;
+    const [family, level] = parts as [string, string];
     if (!(FAMILIES as readonly string[]).includes(family) || (level !== "read" && level !== "write")) continue;
     const f = family as Family;
     if (!satisfies(grants[f], level)) grants[f] = level;

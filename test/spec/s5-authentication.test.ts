@@ -38,6 +38,19 @@ describe("spec §5 authentication", () => {
     expect(() => credentialFromScopes({ id: "a", scope: 5 as never, newsletters: [] })).toThrow(/scope/);
   });
 
+  it("§5.3 a scope is exactly <family>:<level>: one with more parts (a narrower scope of the server's) grants nothing", () => {
+    // found by a black-box review: "sending:write:test" was read as sending: write (send, schedule, test-send)
+    for (const scope of ["sending:write:test", "audience:write:limited", "audience:read:aggregate", "content:read:", ":content:read", "account:read:x"]) {
+      const c = credentialFromScopes({ id: "auth_1", scope, newsletters: ["nl_1"] });
+      expect(c.newsletters.nl_1, scope).toEqual({});
+      expect(c.account, scope).toBe(false);
+    }
+    const array = credentialFromScopes({ id: "auth_1", scope: ["sending:write:test", "sending:read"], newsletters: ["nl_1"] });
+    expect(array.newsletters.nl_1).toEqual({ sending: "read" });
+    const s = new Session(credentialFromScopes({ id: "auth_1", scope: "sending:write:test", newsletters: ["nl_1"] }), { nl_1: "owner" });
+    expect(s.run(post("/articles/a_1/send", { newsletter: "nl_1" })).status).toBe(403);
+  });
+
   it("§5.3 an OAuth newsletter named __proto__ is an ordinary id, not a prototype", () => {
     const c = credentialFromScopes({ id: "auth_1", scope: "content:read", newsletters: ["__proto__"] });
     expect(Object.hasOwn(c.newsletters, "__proto__")).toBe(true);
