@@ -14,49 +14,74 @@ function decodePart(part: string): string | null {
 /**
  * The names a server may hand a handler for one query name. Flat parsers (URLSearchParams,
  * node:querystring, Express 5's default, Fastify's, Hono's) keep the name as it is; qs (Express 4's
- * default, the `extended` setting of Express 5) reads `status[]`, `status[x]` and `status[` as
+ * default, the `extended` setting of Express 5) reads `status[]` and `status[3]` as the list
  * `status`, a leading bracket group `[status]` (also sent as `%5Bstatus%5D`) as `status`, and with
- * its `allowDots` option `status.x` and `.status` as `status`. A name is checked under every one of
- * these, so no parser hands a handler a filter or expand value the policy did not judge
- * (spec §7 #4–#7; found: "bracketed query names get past the reader view and expand checks").
- * Reading a name under more names than one parser would only ever refuses more, never less.
+ * its `allowDots` option `.status` as `status`. A name is checked under every one of these, so no
+ * parser hands a handler a filter or expand value the policy did not judge (spec §7 #4–#7; found:
+ * "bracketed query names get past the reader view and expand checks").
+ *
+ * Any other name with a bracket or a dot is one qs may read as an object under its parent:
+ * `status[$ne]=sent` is `{ status: { $ne: "sent" } }`, which a handler that builds a database
+ * query reads as "status is not sent" (found by a black-box review: a read-only key listed drafts
+ * so). Such a name is not read at all: {@link qsNames} gives undefined and the query is refused 400
+ * naming the parent, as a parsed query object holding an object value is.
  */
-function qsNames(name: string): string[] {
-  const names = [name];
-  const head = /^[^[.]*/.exec(name)![0]; // qs's parent: the text before the first "[" (or ".")
-  if (head !== "" && head !== name) names.push(head);
-  if (head === "") {
-    // a leading "[status]" or ".status" (any run of "[" and "."), up to the next "[", "]" or "."
-    const lead = /^[[.]+([^[\].]*)/.exec(name)![1]!;
-    if (lead !== "" && lead !== name) names.push(lead);
-  }
-  return names;
+const PLAIN_QS = /^(?:([^[\].]+)|\[([^[\].]+)\]|\.([^[\].]+))(?:\[\]|\[(?:1?\d|20)\])?$/;
+
+function qsNames(name: string): string[] | undefined {
+  const plain = PLAIN_QS.exec(name);
+  if (plain === null) return undefined;
+  const parent = plain[1] ?? plain[2] ?? plain[3]!;
+  return parent === name ? [name] : [name, parent];
 }
 
-function add(query: Map<string, string[]>, name: string, value: string): void {
+/** The parameter a refused name is about: qs's parent (the text before the first bracket or dot, or a leading group's), else the name. */
+function qsParent(name: string): string {
+  const head = /^[^[\].]*/.exec(name)![0];
+  const lead = /^[[.]+([^[\].]*)/.exec(name)?.[1];
+  return (head !== "" ? head : lead !== undefined && lead !== "" ? lead : name).slice(0, 64);
+}
+
+/** Why a query could not be read: the parameter named, and what is wrong with it. */
+export interface QueryProblem {
+  readonly param: string;
+  readonly detail: string;
+}
+
+function objectShaped(name: string): QueryProblem {
+  const shown = name.slice(0, 64);
+  return { param: qsParent(name), detail: `must be a string or a list of strings: "${shown}" reads as an object in qs-style parsers` };
+}
+
+/** Adds `value` under every name a parser may read `name` as; a problem when one reads it as an object. */
+function add(query: Map<string, string[]>, name: string, value: string): QueryProblem | undefined {
   // the common plain name costs one scan
-  const names = name.includes("[") || name.includes(".") ? qsNames(name) : [name];
+  const names = name.includes("[") || name.includes("]") || name.includes(".") ? qsNames(name) : [name];
+  if (names === undefined) return objectShaped(name);
   for (const each of names) {
     const list = query.get(each);
     if (list) list.push(value);
     else query.set(each, [value]);
   }
+  return undefined;
 }
 
-export function readQueryString(text: string): Map<string, string[]> | null {
+/** A query string read into name → values, or why it cannot be read. */
+export function readQueryString(text: string): Map<string, string[]> | QueryProblem {
   const query = new Map<string, string[]>();
   for (const pair of text.split("&")) {
     if (pair === "") continue;
     const eq = pair.indexOf("=");
     const name = decodePart(eq < 0 ? pair : pair.slice(0, eq));
     const value = eq < 0 ? "" : decodePart(pair.slice(eq + 1));
-    if (name === null || value === null) return null;
-    add(query, name, value);
+    if (name === null || value === null) return { param: "query", detail: "has invalid percent-encoding" };
+    const problem = add(query, name, value);
+    if (problem !== undefined) return problem;
   }
   return query;
 }
 
-export function readQueryObject(query: object): Map<string, string[]> | { param: string; detail: string } {
+export function readQueryObject(query: object): Map<string, string[]> | QueryProblem {
   if (isArray(query) !== false) return { param: "query", detail: "must be an object of name → string or list of strings" };
   const names = ownNames(query, BOUNDS.queryParams);
   if (names === null) return { param: "query", detail: `must be a readable object of at most ${BOUNDS.queryParams} parameters` };
@@ -69,14 +94,18 @@ export function readQueryObject(query: object): Map<string, string[]> | { param:
     if (typeof value === "string") {
       if (value.length > BOUNDS.queryValue) return { param: shown, detail: `must be at most ${BOUNDS.queryValue} characters` };
       if (++count > BOUNDS.queryParams) return { param: "query", detail: `must have at most ${BOUNDS.queryParams} parameters` };
-      add(out, name, value);
+      const problem = add(out, name, value);
+      if (problem !== undefined) return problem;
       continue;
     }
     if (value === null || typeof value !== "object" || isArray(value) !== true) return { param: shown, detail: "must be a string or a list of strings" };
     const values = readStrings(value, BOUNDS.queryParams - count, BOUNDS.queryValue);
     if (typeof values === "string") return { param: shown, detail: `must be a string or a list of strings; it ${values}` };
     count += values.length;
-    for (const v of values) add(out, name, v);
+    for (const v of values) {
+      const problem = add(out, name, v);
+      if (problem !== undefined) return problem;
+    }
   }
   return out;
 }

@@ -8,7 +8,7 @@
  * cannot be read is a 400 `invalid_request` naming the field. See docs/security.md for the bounds.
  */
 import { BOUNDS } from "./bounds.js";
-import { countParts, readQueryObject, readQueryString } from "./query.js";
+import { countParts, readQueryObject, readQueryString, type QueryProblem } from "./query.js";
 import { decode, ownValue, UNREADABLE } from "./safe-read.js";
 
 
@@ -145,7 +145,7 @@ export function readDescriptor(input: unknown): DescriptorRead {
 
 /** What a path string reads as (segments, the path shown, its query string), or why it cannot be read. */
 type PathRead =
-  | { readonly segments: readonly string[]; readonly path: string; readonly query: ReadonlyMap<string, readonly string[]> | { readonly param: "query"; readonly detail: string } }
+  | { readonly segments: readonly string[]; readonly path: string; readonly query: ReadonlyMap<string, readonly string[]> | QueryProblem }
   | { readonly param: "path"; readonly detail: string };
 
 /**
@@ -168,8 +168,7 @@ function parsePath(rawPath: string): PathRead {
   if (mark < 0) return { segments, path, query: EMPTY_QUERY };
   const text = withQuery.slice(mark + 1);
   if (countParts(text) > BOUNDS.queryParams) return { segments, path, query: { param: "query", detail: `must have at most ${BOUNDS.queryParams} parameters` } };
-  const query = readQueryString(text);
-  return { segments, path, query: query ?? { param: "query", detail: "has invalid percent-encoding" } };
+  return { segments, path, query: readQueryString(text) };
 }
 
 function readPath(rawPath: string): PathRead {

@@ -46,10 +46,17 @@ function leaves(value: unknown): string[] {
   return [];
 }
 
-/** The forbidden value a parser hands the handler under `param`, if any. */
+/**
+ * The forbidden value a parser hands the handler under `param`, if any. An object (not a list of
+ * strings) is forbidden whatever its leaves: `{ $ne: "sent" }` is an operator a handler's database
+ * query obeys ("status is not sent"), not the value "sent".
+ */
 function handed(parsed: Parsed, c: (typeof cases)[number]): string | undefined {
   if (!Object.hasOwn(parsed, c.param)) return undefined;
-  return leaves(parsed[c.param]).find((v) => c.forbidden(v));
+  const value = parsed[c.param];
+  const list = Array.isArray(value) ? value : [value];
+  if (list.some((v) => typeof v !== "string")) return JSON.stringify(value);
+  return leaves(value).find((v) => c.forbidden(v));
 }
 
 // The real parsers, as each framework calls them.
@@ -104,24 +111,40 @@ describe("bracketed query names get past the reader view and expand checks (regr
     expect(expand).toMatchObject({ status: 403, body: { error: { code: "insufficient_scope", param: "expand" } } });
   });
 
-  it("the other spellings qs accepts are refused too: [tag], .visibility (allowDots), status[, status[x], nested [[status]]", () => {
+  it("the other spellings qs reads as the name are refused too: [tag], .visibility (allowDots)", () => {
     expect(judge({ path: "/newsletters/nl_1/articles?%5Btag%5D=x" })).toMatchObject({ status: 403, body: { error: { param: "tag" } } });
     expect(judge({ path: "/newsletters/nl_1/threads?.visibility=private" })).toMatchObject({ status: 403, body: { error: { param: "visibility" } } });
-    for (const q of ["status[=draft", "status[x]=draft", "[[status]]=draft", "[status]x=draft", "status.x=draft"]) {
-      expect(judge({ path: `/newsletters/nl_1/articles?${q}` }), q).toMatchObject({ status: 403, body: { error: { param: "status" } } });
+  });
+
+  it("a name qs may read as an object under its parent is refused 400 naming the parent: status[, status[x], [[status]], [status]x, status.x", () => {
+    for (const q of ["status[=draft", "status[x]=draft", "[[status]]=draft", "[status]x=draft", "status.x=draft", "status[21]=draft"]) {
+      expect(judge({ path: `/newsletters/nl_1/articles?${q}` }), q).toMatchObject({ status: 400, body: { error: { code: "invalid_request", param: "status" } } });
     }
   });
 
-  it("counterexamples the property found against the old reader: status[]status=draft, tag%5B=x, visibility[0]status=private", () => {
-    expect(judge({ path: "/newsletters/nl_1/articles?status[]status=draft" })).toMatchObject({ status: 403, body: { error: { param: "status" } } });
-    expect(judge({ path: "/newsletters/nl_1/articles?tag%5B=x" })).toMatchObject({ status: 403, body: { error: { param: "tag" } } });
-    expect(judge({ path: "/newsletters/nl_1/threads?visibility[0]status=private" })).toMatchObject({ status: 403, body: { error: { param: "visibility" } } });
+  it("spec §4, §7 #4 and #6: a reader's allowed value under a qs operator (status[$ne]=sent is { status: { $ne: 'sent' } }) is refused, not read as the value", () => {
+    // found by a black-box review: the library read status[$ne]=sent as status=sent and allowed it,
+    // while qs hands the handler an operator meaning "every article that is not sent"
+    expect(qs.parse("status[$ne]=sent")).toEqual({ status: { $ne: "sent" } });
+    for (const path of ["/newsletters/nl_1/articles?status[$ne]=sent", "/newsletters/nl_1/articles?status[not]=sent", "/newsletters/nl_1/threads?visibility[$ne]=public", "/newsletters/nl_1/articles?[status][$ne]=sent", "/newsletters/nl_1/articles?status.$ne=sent"]) {
+      const param = path.includes("visibility") ? "visibility" : "status";
+      expect(judge({ path }), path).toMatchObject({ allowed: false, status: 400, body: { error: { code: "invalid_request", param } } });
+    }
+    expect(judge({ path: "/newsletters/nl_1/articles", query: { "status[$ne]": "sent" } })).toMatchObject({ status: 400, body: { error: { param: "status" } } });
+    expect(judge({ path: "/newsletters/nl_1/articles", query: qs.parse("status[$ne]=sent") })).toMatchObject({ status: 400, body: { error: { param: "status" } } });
+  });
+
+  it("counterexamples the property found against older readers: status[]status=draft, tag%5B=x, visibility[0]status=private", () => {
+    expect(judge({ path: "/newsletters/nl_1/articles?status[]status=draft" })).toMatchObject({ status: 400, body: { error: { param: "status" } } });
+    expect(judge({ path: "/newsletters/nl_1/articles?tag%5B=x" })).toMatchObject({ status: 400, body: { error: { param: "tag" } } });
+    expect(judge({ path: "/newsletters/nl_1/threads?visibility[0]status=private" })).toMatchObject({ status: 400, body: { error: { param: "visibility" } } });
   });
 
   it("plain names and allowed values still pass: ?status=sent, ?[status]=sent, ?visibility[]=public", () => {
     expect(judge({ path: "/newsletters/nl_1/articles?status=sent&limit=100" }).allowed).toBe(true);
     expect(judge({ path: "/newsletters/nl_1/articles?[status]=sent" }).allowed).toBe(true);
     expect(judge({ path: "/newsletters/nl_1/threads?visibility[]=public" }).allowed).toBe(true);
+    expect(judge({ path: "/newsletters/nl_1/articles?status[0]=sent&status[20]=sent&.status=sent" }).allowed).toBe(true);
   });
 
   it("a parsed query a handler cannot read as strings (qs nested objects) is refused 400 naming the parameter", () => {
@@ -131,7 +154,7 @@ describe("bracketed query names get past the reader view and expand checks (regr
 });
 
 // Hostile query strings: brackets, encoded brackets, dots, duplicates, __proto__, +, %00, empty names, deep nesting.
-const nameToken = fc.constantFrom("status", "tag", "visibility", "expand", "sta", "tus", "x", "0", "[", "]", "[]", "[0]", "%5B", "%5D", "%5b", ".", "%2E", "__proto__", "+", "%20", "%00", "=", "%3D", "%73", "[[", "]]", "&");
+const nameToken = fc.constantFrom("status", "tag", "visibility", "expand", "sta", "tus", "x", "0", "$ne", "21", "[", "]", "[]", "[0]", "%5B", "%5D", "%5b", ".", "%2E", "__proto__", "+", "%20", "%00", "=", "%3D", "%73", "[[", "]]", "&");
 const valueToken = fc.constantFrom("draft", "sent", "subscriber", "public", "private", "x", ",", "%2C", "+", "%20", " ", "]=", "%00", "[", "%5D", "=");
 const pair = fc.tuple(fc.array(nameToken, { minLength: 0, maxLength: 6 }), fc.option(fc.array(valueToken, { minLength: 0, maxLength: 3 }), { nil: undefined }));
 const hostileQuery = fc.array(pair, { minLength: 1, maxLength: 5 }).map((pairs) => pairs.map(([name, value]) => (value === undefined ? name.join("") : `${name.join("")}=${value.join("")}`)).join("&"));

@@ -98,4 +98,33 @@ describe("invariants: untrusted descriptors (DESIGN §10)", () => {
       params(5),
     );
   }, TIMEOUT);
+
+  it("a query name qs may read as an object under its parent (name[key], name.key) is refused 400 naming the parent, as a query string or a query object", () => {
+    // status[$ne]=sent is { status: { $ne: "sent" } } to qs: an operator, not the value "sent" (found by a black-box review)
+    const key = fc.oneof(fc.constantFrom("$ne", "$in", "not", "x", "21", "01", "-1", ""), fc.string({ minLength: 1, maxLength: 4 }));
+    const shape = fc.constantFrom((n: string, k: string) => `${n}[${k}]x`, (n: string, k: string) => `${n}.${k}`, (n: string, k: string) => `${n}[${k}][]`, (n: string, k: string) => `[${n}][${k}]x`);
+    fc.assert(
+      fc.property(
+        fc.constantFrom("/newsletters/nl_1/articles", "/newsletters/nl_1/threads", "/newsletters/nl_1/insights", "/newsletters/nl_1/subscribers"),
+        fc.constantFrom("status", "visibility", "tag", "expand", "limit"),
+        key,
+        shape,
+        fc.constantFrom("sent", "public", "1", "author"),
+        arbCredential(),
+        arbRoles(),
+        (path, name, k, spell, value, credential, roles) => {
+          const qsName = spell(name, k);
+          for (const request of [
+            { method: "GET", path: `${path}?${encodeURIComponent(qsName)}=${value}` },
+            { method: "GET", path: `${path}?${qsName.replace(/&|=|#|%|\+/g, encodeURIComponent)}=${value}` },
+            { method: "GET", path, query: { [qsName]: value } },
+          ] satisfies PolicyRequest[]) {
+            const d = evaluate(request, { credential, roles, usage: emptyUsage(), now: 0 }).decision;
+            expect(d, `${request.path} ${JSON.stringify(request)}`).toMatchObject({ allowed: false, status: 400, body: { error: { code: "invalid_request", param: name } } });
+          }
+        },
+      ),
+      params(5),
+    );
+  }, TIMEOUT);
 });
