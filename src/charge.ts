@@ -69,7 +69,9 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
     if (idem !== undefined) {
       tx.setKeyRecord(idem.key, { fingerprint: idem.fingerprint, expiresAt: live?.expiresAt ?? now + idem.ttlMs, counted: { day: cap.day, member } });
     }
-    return { kind: "charged", windows: charged, replay: live !== undefined, member };
+    // counted now, so not a replay, even with a live key: its earlier charge was released (the send
+    // failed downstream), and this retry must run again (DESIGN §7)
+    return { kind: "charged", windows: charged, replay: false, member };
   }
 
   if (idem !== undefined && live === undefined) {

@@ -98,5 +98,6 @@ async function takeDispatchCap(
     return { ...base, kind: "cap_reached", count: second.count };
   }
   if (second.kind === "replay") return { ...base, kind: "charged", replay: true };
-  return { ...base, kind: "charged", replay: first.replay, member: added };
+  // counted now: not a replay, even with a live key (its charge was released; the retry runs again)
+  return { ...base, kind: "charged", replay: false, member: added };
 }

@@ -100,6 +100,11 @@ describe("spec §8 daily caps", () => {
     s.usage = release(s.usage, sent, s.now);
     const again = s.run(send("a_1", { idempotencyKey: "k1" }));
     expect(again.charged.caps).toEqual(["dispatch"]);
+    // counted again, so it runs again: not flagged a replay (found by a black-box review: it was, and
+    // every adapter answered it from the failed first attempt's stored result)
+    expect(again.reason).toEqual({ rule: "allowed" });
+    // once counted again, a further retry is a replay of it
+    expect(s.run(send("a_1", { idempotencyKey: "k1" })).reason).toEqual({ rule: "allowed", replay: true });
     expect(s.run(send("a_2")).status).toBe(429);
   });
 

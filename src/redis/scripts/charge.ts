@@ -96,7 +96,8 @@ local function take_cap()
   -- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
   redis.call('SET', cap_key .. ':day', day_text, 'PX', ttl)
   if idem_key then record(live and live.e or now + key_ttl, day_text, member) end
-  return remember(reply('c', live and '1' or '0', member))
+  -- counted now: not a replay, even with a live key (its charge was released; the retry runs again)
+  return remember(reply('c', '0', member))
 end
 `;
 
@@ -114,7 +115,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "873a96d6bbfe63e3b98440df1be01ea4aeefa8fa",
+  sha: "c1d0f7d90e9024ed6ce25a2a61a3f2f3c6def8af",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -32,7 +32,7 @@ export const capCases: readonly ScriptedCase[] = [
     },
   },
   {
-    title: "release: uncounts once (true, then false), frees the place, and lets the key count again",
+    title: "release: uncounts once (true, then false), frees the place, and lets the key count again, not as a replay",
     run: async (store, k) => {
       const { start } = k;
       const g = k.budget("general", 100, 60);
@@ -43,9 +43,10 @@ export const capCases: readonly ScriptedCase[] = [
       const ticket = k.ticket(first, counted);
       expect(await store.release(ticket, start + 2)).toBe(true);
       expect(await store.release(ticket, start + 3)).toBe(false);
-      // the key counts again on its next allowed use: a replay that is counted
+      // the key counts again on its next allowed use, and that use is no replay: the released send
+      // failed downstream, so its retry must run again (DESIGN §7)
       const again = await charge(store, send(4, "k1"));
-      expect(comparableOutcome(again)).toMatchObject({ kind: "charged", replay: true, counted: true });
+      expect(comparableOutcome(again)).toMatchObject({ kind: "charged", replay: false, counted: true });
       expect(comparableOutcome(await charge(store, send(5, "k1")))).toMatchObject({ kind: "charged", replay: true, counted: false });
       expect(comparableOutcome(await charge(store, send(6)))).toMatchObject({ kind: "cap_reached", count: 1 });
       expect(await store.release(k.ticket(send(4, "k1"), again), start + 7)).toBe(true);
