@@ -12,17 +12,49 @@ export function assertCredential(credential: unknown): asserts credential is Cre
   const c = credential as Partial<Credential> | null;
   if (typeof c !== "object" || c === null) throw new PolicyConfigError("credential", "must be a credential object");
   if (typeof c.id !== "string" || c.id === "") throw new PolicyConfigError("credential.id", "must be a non-empty string");
-  if (typeof c.newsletters !== "object" || c.newsletters === null) {
-    throw new PolicyConfigError("credential.newsletters", "must be an object of newsletter id → grants");
+  if (typeof c.newsletters !== "object" || c.newsletters === null || isCollection(c.newsletters)) {
+    throw new PolicyConfigError("credential.newsletters", `must be a plain object of newsletter id → grants; got ${shapeOf(c.newsletters)}`);
   }
   if (c.kind !== "api_key" && c.kind !== "oauth") throw new PolicyConfigError("credential.kind", `must be "api_key" or "oauth"; got ${String(c.kind)}`);
 }
 
+/**
+ * A Map, Set or array where a plain object of id → value is asked for: its entries are not its
+ * properties, so every lookup would miss (every request 404) rather than fail loudly.
+ */
+function isCollection(value: object): boolean {
+  return value instanceof Map || value instanceof Set || Array.isArray(value);
+}
+
+function shapeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (value instanceof Map) return "a Map (pass Object.fromEntries(map))";
+  if (value instanceof Set) return "a Set";
+  if (Array.isArray(value)) return "an array";
+  return typeof value;
+}
+
 /** Roles are the host's data: a record of newsletter → role, or a function (DESIGN §10). */
 export function assertRoles(roles: unknown): asserts roles is Roles {
-  if (typeof roles !== "function" && (typeof roles !== "object" || roles === null)) {
-    throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${roles === null ? "null" : typeof roles}`);
+  if (typeof roles !== "function" && (typeof roles !== "object" || roles === null || isCollection(roles))) {
+    throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${shapeOf(roles)}`);
   }
+}
+
+/**
+ * A role a host's roles give for a newsletter that is a host mistake: a Promise (an async lookup,
+ * which would otherwise answer every request 404 with no word of why), or, from a roles object, an
+ * own value that is not a role's name. Anything else not a name reaches nothing (404): a roles
+ * function may be a plain lookup (`(n) => roles[n]`), and the newsletter it is called with comes
+ * from the request, so `__proto__` hands back `Object.prototype`: untrusted input never throws.
+ */
+export function assertRole(role: unknown, newsletter: string, fromFunction: boolean): void {
+  if (role === undefined || role === null || typeof role === "string") return;
+  const shown = newsletter.slice(0, 64);
+  if (typeof (role as { then?: unknown }).then === "function") {
+    throw new PolicyConfigError("roles", `gave a Promise for "${shown}": resolve the roles before the call (an adapter's who() may be async); a roles function must answer synchronously`);
+  }
+  if (!fromFunction) throw new PolicyConfigError(`roles.${shown}`, `must be a role's name (a string); got ${shapeOf(role)}`);
 }
 
 /** A snapshot `emptyUsage`, `evaluate` or `release` made. */

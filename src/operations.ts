@@ -101,13 +101,30 @@ function checkDetails(spec: OperationSpec, field: string): void {
   }
 }
 
+/**
+ * A template's segments are what a request's decoded segments can equal: no empty one, no `.` or
+ * `..`, no query or fragment, no `/`-breaking or control characters; a parameter is exactly
+ * `{name}`. Anything else could never match, and the operation would be refused as unknown.
+ */
+function checkSegments(segments: readonly string[], field: string): void {
+  for (const segment of segments) {
+    if (segment === "") throw new PolicyConfigError(field, "has an empty segment");
+    if (segment === "." || segment === "..") throw new PolicyConfigError(field, `has a "${segment}" segment, which no request path keeps`);
+    // eslint-disable-next-line no-control-regex
+    if (/[?#\\\u0000-\u001f\u007f]/.test(segment)) throw new PolicyConfigError(field, "must be a path only: no query (?), fragment (#), backslash or control character");
+    if ((segment.includes("{") || segment.includes("}")) && !/^\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(segment)) {
+      throw new PolicyConfigError(field, `has a segment "${segment}" that is neither a literal nor a whole {parameter}`);
+    }
+  }
+}
+
 /** Validates one operation and compiles it over the configured budgets. */
 export function compileOperation({ spec, field }: OperationEntry, budgets: readonly BudgetSpec[]): CompiledOperation {
   checkShape(spec, field);
   const needs = spec.needs === undefined ? undefined : parseRequirement(spec.needs);
   if (needs === null) throw new PolicyConfigError(`${field}.needs`, `must read "<family>: <level>" or "account: read"; got ${String(spec.needs)}`);
   const segments = spec.path === "/" ? [] : spec.path.slice(1).split("/");
-  if (segments.some((s) => s === "")) throw new PolicyConfigError(`${field}.path`, "has an empty segment");
+  checkSegments(segments, `${field}.path`);
   const newsletterAt = segments.indexOf("{newsletter}");
   const isWrite = spec.method !== "GET";
   const wanted = new Set(["general", ...(spec.budgets ?? []), ...(isWrite ? ["write"] : [])]);

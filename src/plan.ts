@@ -10,6 +10,7 @@ import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
 import { effectiveLevels, isReadOnly } from "./permissions.js";
+import { assertRole } from "./host-input.js";
 import { insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
 import { queryValues } from "./query.js";
@@ -58,8 +59,10 @@ export function isLimit(text: unknown): boolean {
 }
 
 function roleOf(roles: Roles, newsletter: string): unknown {
-  if (typeof roles === "function") return roles(newsletter);
-  return Object.hasOwn(roles, newsletter) ? roles[newsletter] : undefined;
+  const fromFunction = typeof roles === "function";
+  const role: unknown = fromFunction ? roles(newsletter) : Object.hasOwn(roles, newsletter) ? roles[newsletter] : undefined;
+  assertRole(role, newsletter, fromFunction);
+  return role;
 }
 
 /** DESIGN §10: bad input answers invalid_request naming the field. */

@@ -5,6 +5,7 @@
  */
 import { budgetCharges } from "./charge-request.js";
 import { resolveConfig } from "./config.js";
+import { knownKeys, record } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
 import { figures } from "./headers.js";
 import { hooksOf } from "./hooks.js";
@@ -15,6 +16,7 @@ import { MemoryStore } from "./memory-store.js";
 import { check, type PolicyContext } from "./policy-check.js";
 import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
+import type { PolicyStore } from "./store.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
 import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
@@ -66,6 +68,22 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
   return { budgets: out };
 }
 
+const OPTIONS = ["store", "config", "clock", "generateId", "failOpen", "onStoreError", "insurance", "onDecision", "onHookError"] as const;
+
+/** `createPolicy`'s options: known names only (a misspelt `failopen` would be dropped without a word), the right kinds. */
+function checkOptions(options: CreatePolicyOptions): void {
+  const given = record(options, "options", "an object of createPolicy options");
+  knownKeys(given, "", OPTIONS);
+  const store = options.store as Partial<PolicyStore> | null | undefined;
+  if (store !== undefined && (typeof store !== "object" || store === null || typeof store.charge !== "function" || typeof store.release !== "function" || typeof store.read !== "function")) {
+    throw new PolicyConfigError("store", "must be a PolicyStore (charge, release, read), e.g. new MemoryStore() or a RedisStore");
+  }
+  for (const name of ["clock", "generateId", "onStoreError", "onDecision", "onHookError"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
+  }
+  if (options.failOpen !== undefined && typeof options.failOpen !== "boolean") throw new PolicyConfigError("failOpen", "must be true or false");
+}
+
 /**
  * Makes a policy over a store, for middleware.
  *
@@ -73,7 +91,7 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
  *   generateId (default random), failOpen (default false), onStoreError, insurance (default none),
  *   onDecision, onHookError.
  * @returns a {@link Policy} with `check`, `release`, `reset` and `status`.
- * @throws PolicyConfigError when the config or the insurance is invalid.
+ * @throws PolicyConfigError when an option is unknown or of the wrong kind, or the config, the store or the insurance is invalid.
  * @example
  * const policy = createPolicy({ store: new MemoryStore(), config: { docsUrl: "https://api.example.com/docs/errors" } });
  * const decision = await policy.check(
@@ -83,6 +101,7 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
  * if (!decision.allowed) return res.writeHead(decision.status, decision.headers).end(JSON.stringify(decision.body));
  */
 export function createPolicy(options: CreatePolicyOptions = {}): Policy {
+  checkOptions(options);
   const config = resolveConfig(options.config);
   const clock = options.clock ?? Date.now;
   const generateId = options.generateId ?? randomId;

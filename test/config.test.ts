@@ -53,6 +53,12 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     [{ operations: [{ id: "x", method: "POST", path: "/x", list: { field: "to", min: 1, max: 0 } }] }, "operations[0].list.max"],
     [{ operations: [{ id: "x", method: "POST", path: "/x", cap: "dispatch" }] }, "operations[0].cap"],
     ["nope", "config"],
+    // templates that no request path can match (found by a black-box review: they were accepted)
+    [{ operations: [{ id: "x", method: "GET", path: "/x?y=1" }] }, "operations[0].path"],
+    [{ operations: [{ id: "x", method: "GET", path: "/x/../y" }] }, "operations[0].path"],
+    [{ operations: [{ id: "x", method: "GET", path: "/n/{newsletter" }] }, "operations[0].path"],
+    [{ operations: [{ id: "x", method: "GET", path: "/n/x{id}" }] }, "operations[0].path"],
+    [{ operations: [{ id: "x", method: "GET", path: "/n/a#b" }] }, "operations[0].path"],
   ])("%j throws for %s", (options, field) => {
     expect(fieldOf(options)).toBe(field);
   });
@@ -108,6 +114,42 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(() => evaluate(request, { ...state, usage: undefined as never })).toThrow(/usage/);
     expect(() => evaluate(request, { ...state, credential: { ...state.credential, kind: "token" } as never })).toThrow(/credential.kind/);
     await expect(createPolicy({ clock: () => T0 }).check(request, { credential: state.credential, roles: undefined as never })).rejects.toThrow(PolicyConfigError);
+  });
+
+  it("DESIGN §10 host mistakes that would otherwise answer every request 404 or 503 throw a typed error naming the field (found by a black-box review)", async () => {
+    const credential = key({ nl_1: { content: "read" } });
+    const state = { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 };
+    const request = { method: "GET", path: "/newsletters/nl_1/articles" };
+    const field = (run: () => unknown): string | undefined => {
+      try {
+        run();
+      } catch (error) {
+        expect(error).toBeInstanceOf(PolicyConfigError);
+        return (error as PolicyConfigError).field;
+      }
+      return undefined;
+    };
+    // an async role lookup: a Promise is not a role
+    expect(field(() => evaluate(request, { ...state, roles: () => Promise.resolve("owner") as never }))).toBe("roles");
+    expect(() => evaluate(request, { ...state, roles: () => Promise.resolve("owner") as never })).toThrow(/Promise/);
+    // a function's other non-names reach nothing: its newsletter comes from the request, and a plain
+    // lookup hands back Object.prototype for __proto__ (untrusted input never throws)
+    expect(evaluate(request, { ...state, roles: () => 5 as never }).decision.status).toBe(404);
+    expect(field(() => evaluate(request, { ...state, roles: { nl_1: { role: "owner" } } as never }))).toBe("roles.nl_1");
+    // a Map's entries are not its properties
+    expect(field(() => evaluate(request, { ...state, roles: new Map([["nl_1", "owner"]]) as never }))).toBe("roles");
+    expect(field(() => evaluate(request, { ...state, credential: { ...credential, newsletters: new Map([["nl_1", { content: "read" }]]) as never } }))).toBe("credential.newsletters");
+    expect(field(() => evaluate(request, { ...state, credential: { ...credential, newsletters: [] as never } }))).toBe("credential.newsletters");
+    // none is still none: undefined and null name no role (404), as before
+    expect(evaluate(request, { ...state, roles: () => undefined }).decision.status).toBe(404);
+    expect(evaluate(request, { ...state, roles: { nl_1: null } as never }).decision.status).toBe(404);
+    await expect(createPolicy({ clock: () => T0 }).check(request, { credential, roles: () => Promise.resolve("owner") as never })).rejects.toThrow(PolicyConfigError);
+    // createPolicy's options: a misspelt name, a store that is not one, a hook that is not a function
+    expect(field(() => createPolicy({ failopen: true } as never))).toBe("failopen");
+    expect(field(() => createPolicy({ store: {} as never }))).toBe("store");
+    expect(field(() => createPolicy({ onDecision: "log" as never }))).toBe("onDecision");
+    expect(field(() => createPolicy({ failOpen: "yes" as never }))).toBe("failOpen");
+    expect(field(() => createPolicy({ clock: 5 as never }))).toBe("clock");
   });
 
   it("invalid host state throws: a credential without an id, a clock that is not a number", async () => {
