@@ -10,7 +10,7 @@ export const DAY_MS = 24 * 60 * 60 * 1000;
  * The day a moment falls in, and when that day ends (midnight UTC by default).
  *
  * @param now - ms since the epoch.
- * @param offsetMs - where a day starts, as an offset from UTC midnight (ms).
+ * @param offsetMs - the UTC offset (ms) of the time zone whose midnight starts the day: 1 h starts it at 23:00 UTC.
  * @returns `day`: whole days since the epoch at that day start; `resetAt`: when the day ends (ms).
  */
 export function dayOf(now: number, offsetMs: number): { day: number; resetAt: number } {

@@ -125,7 +125,7 @@ export function resolveDailyRetryAfter(value: unknown): "hours" | "seconds" {
   return value;
 }
 
-/** Where a day starts, in minutes from UTC midnight. */
+/** Where a day starts: the UTC offset (minutes) of the time zone whose midnight starts it (60: 23:00 UTC). */
 export function resolveDayOffset(offset: unknown): number {
   if (typeof offset !== "number" || !Number.isInteger(offset) || Math.abs(offset) >= 24 * 60) {
     throw new PolicyConfigError("dayStartsAtUtcOffsetMinutes", "must be a whole number of minutes between -1439 and 1439");

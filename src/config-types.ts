@@ -18,7 +18,11 @@ export interface PolicyOptions {
   docsUrl?: string;
   /** Unit of `Retry-After` for daily caps: `hours` (spec §7, default) or `seconds` (RFC 9110). */
   dailyRetryAfter?: "hours" | "seconds";
-  /** Where a day starts for the daily caps, as an offset from UTC in minutes. Default 0 (midnight UTC). */
+  /**
+   * Where a day starts for the daily caps: the UTC offset, in minutes, of the time zone whose
+   * midnight starts it. Default 0 (midnight UTC); 60 is midnight at UTC+01:00 (23:00 UTC), -300
+   * midnight at UTC-05:00 (05:00 UTC). Between -1439 and 1439.
+   */
   dayStartsAtUtcOffsetMinutes?: number;
   /**
    * Extra operations. One with the id of a catalogue operation (e.g. `events.list`) replaces it, so

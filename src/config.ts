@@ -31,7 +31,7 @@ export interface PolicyConfig {
   /** Base of `docs_url`, without a trailing slash. */
   readonly docsUrl: string;
   readonly dailyRetryAfter: "hours" | "seconds";
-  /** Where a day starts for the daily caps, in minutes from UTC midnight. */
+  /** Where a day starts for the daily caps: the UTC offset (minutes) of the time zone whose midnight it is (60: midnight at UTC+01:00, 23:00 UTC). */
   readonly dayStartsAtUtcOffsetMinutes: number;
   /** The operation catalogue in force: the defaults, with the host's replacements and additions. */
   readonly operations: readonly OperationSpec[];

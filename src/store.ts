@@ -30,7 +30,7 @@ export interface CapCharge {
   readonly limit: number;
   /** When the day ends (ms): the cap's reset, and when its members may be forgotten. */
   readonly resetAt: number;
-  /** The day start's offset from UTC midnight (ms), for a store that reads its own clock. */
+  /** The UTC offset (ms) of the time zone whose midnight starts the day (1 h: the day starts 23:00 UTC), for a store that reads its own clock. */
   readonly offsetMs: number;
 }
 
@@ -155,7 +155,7 @@ export interface ResetCap {
   readonly key: string;
   /** Day index by the host's clock (see `CapCharge.day`). */
   readonly day: number;
-  /** The day start's offset from UTC midnight (ms), for a store that reads its own clock. */
+  /** The UTC offset (ms) of the time zone whose midnight starts the day (1 h: the day starts 23:00 UTC), for a store that reads its own clock. */
   readonly offsetMs: number;
 }
 
