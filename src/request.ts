@@ -9,7 +9,7 @@
  */
 import { BOUNDS } from "./bounds.js";
 import { countParts, readQueryObject, readQueryString, type QueryProblem } from "./query.js";
-import { decode, ownValue, UNREADABLE } from "./safe-read.js";
+import { decode, ownValue, presentValue, UNREADABLE } from "./safe-read.js";
 
 
 /** A descriptor after normalisation. */
@@ -101,8 +101,8 @@ class Read implements DescriptorRead {
 }
 
 /** One field of the descriptor into `out`; the first unreadable one is named. */
-function readField(out: Read, object: object, field: keyof typeof SHOWN): unknown {
-  const value = ownValue(object, field);
+function readField(out: Read, object: object, field: keyof typeof SHOWN, usual = false): unknown {
+  const value = usual ? presentValue(object, field) : ownValue(object, field);
   if (value !== UNREADABLE) return value;
   out.unreadable ??= SHOWN[field];
   return undefined;
@@ -127,8 +127,8 @@ export function readDescriptor(input: unknown): DescriptorRead {
   const out = new Read();
   const object = typeof input === "object" && input !== null ? input : typeof input === "function" ? input : undefined;
   if (object === undefined) return out;
-  out.method = readField(out, object, "method");
-  out.path = readField(out, object, "path");
+  out.method = readField(out, object, "method", true);
+  out.path = readField(out, object, "path", true);
   const query = readField(out, object, "query");
   out.idempotencyKey = readField(out, object, "idempotencyKey");
   out.body = readField(out, object, "body");

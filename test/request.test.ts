@@ -103,7 +103,7 @@ describe("the descriptor is read field by field, each in its own try/catch (held
     throw new Error("hostile");
   };
 
-  /** The rule written out: each field in its own try/catch, own data properties only, in order. */
+  /** The rule written out: each field in its own try/catch, own data properties only, in order; method and path (usually there) by their descriptor alone, the others after an own-property test. */
   function byRule(input: unknown): { values: unknown[]; unreadable: string | undefined } {
     const values: unknown[] = [];
     let unreadable: string | undefined;
@@ -112,7 +112,7 @@ describe("the descriptor is read field by field, each in its own try/catch (held
       let bad = false;
       if ((typeof input === "object" && input !== null) || typeof input === "function") {
         try {
-          if (Object.hasOwn(input, field)) {
+          if (field === "method" || field === "path" || Object.hasOwn(input, field)) {
             const property = Object.getOwnPropertyDescriptor(input, field);
             if (property !== undefined) {
               if ("value" in property) value = property.value;
