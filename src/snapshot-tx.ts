@@ -22,6 +22,19 @@ interface Write {
   readonly change: (record: any) => unknown;
 }
 
+/** A write that stores a record whatever was there (a budget window, an idempotency record): one object, no closure. */
+class Put implements Write {
+  constructor(
+    readonly kind: Kind,
+    readonly key: string,
+    readonly hash: number,
+    private readonly record: unknown,
+  ) {}
+  change(): unknown {
+    return this.record;
+  }
+}
+
 /** Whether the key of `writes[j]` is written by one of `writes[i..j)` already. */
 function keyAmong(writes: readonly Write[], i: number, j: number): boolean {
   for (let k = i; k < j; k++) if (writes[k]!.key === writes[j]!.key) return true;
@@ -39,7 +52,11 @@ function withMember(record: CapRecord | undefined, cap: CapCharge, member: strin
 /** Reads a snapshot and writes into the next one only when the charge writes something. */
 export class SnapshotTx implements CounterTx {
   private readonly writes: Write[] = [];
-  private readonly hashes: (string | number | undefined)[] = [undefined, 0, undefined, 0];
+  /** The last two keys hashed and their hashes (see {@link hashOf}). */
+  private key0: string | undefined = undefined;
+  private hash0 = 0;
+  private key1: string | undefined = undefined;
+  private hash1 = 0;
   private seq: number;
   private readonly usage: UsageData;
 
@@ -55,7 +72,7 @@ export class SnapshotTx implements CounterTx {
   setWindow(budget: BudgetCharge, record: WindowRecord): void {
     const key = budget.key;
     const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + budget.windowMs });
-    this.writes.push({ kind: "windows", key, hash: this.hashOf(key), change: () => stored });
+    this.writes.push(new Put("windows", key, this.hashOf(key), stored));
   }
   capCount(cap: CapCharge): number {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
@@ -85,8 +102,7 @@ export class SnapshotTx implements CounterTx {
     return recordIn(this.usage.keys, key);
   }
   setKeyRecord(key: string, record: KeyRecord): void {
-    const stored = freeze({ ...record }, true);
-    this.writes.push({ kind: "keys", key, hash: placeOf(key), change: () => stored });
+    this.writes.push(new Put("keys", key, placeOf(key), freeze({ ...record }, true)));
   }
   nextMember(): string {
     return `m${++this.seq}`;
@@ -97,14 +113,13 @@ export class SnapshotTx implements CounterTx {
    * the same key (hashing a key cost about as much as finding its record in a small snapshot).
    */
   private hashOf(key: string): number {
-    const seen = this.hashes;
-    if (seen[0] === key) return seen[1] as number;
-    if (seen[2] === key) return seen[3] as number;
+    if (this.key0 === key) return this.hash0;
+    if (this.key1 === key) return this.hash1;
     const h = placeOf(key);
-    seen[2] = seen[0];
-    seen[3] = seen[1];
-    seen[0] = key;
-    seen[1] = h;
+    this.key1 = this.key0;
+    this.hash1 = this.hash0;
+    this.key0 = key;
+    this.hash0 = h;
     return h;
   }
 
@@ -128,7 +143,7 @@ export class SnapshotTx implements CounterTx {
       // a credential's budget windows (one hash, distinct keys) are written in one rebuild of their leaf
       while (j < writes.length && writes[j]!.kind === kind && writes[j]!.hash === hash && !keyAmong(writes, i, j)) j++;
       const d = (drafts[kind] ??= { draft: new BucketsDraft<any>(base[kind] as Buckets<any>), tidy: TIDY[kind](settled) });
-      d.draft.changeAll(j === i + 1 ? [writes[i]!] : writes.slice(i, j), hash, d.tidy);
+      d.draft.changeAll(i === 0 && j === writes.length ? writes : writes.slice(i, j), hash, d.tidy);
     }
     const done = (kind: Kind): Buckets<any> => {
       const d = drafts[kind];

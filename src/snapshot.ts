@@ -34,6 +34,7 @@ export type Tidy<T> = (record: T) => T | undefined;
 /** A bucket splits past this many records: a change copies at most this many, whatever the snapshot holds. */
 export const LEAF_MAX = 16;
 const NO_RECORDS: Readonly<Record<string, never>> = Object.freeze({});
+const NO_PAIRS: Pairs<never> = Object.freeze([]);
 const DIGITS = Array.from({ length: 16 }, (_, i) => String(i));
 
 /** A budget window in a snapshot: when it ends is kept with it, so that it can be forgotten then. */
@@ -194,6 +195,15 @@ function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined 
   return undefined;
 }
 
+/** A leaf's records as pairs (a leaf of an older snapshot is an object: key → record). */
+function pairsOf<T>(leaf: BucketNode<T> | undefined): Pairs<T> {
+  if (Array.isArray(leaf)) return leaf as Pairs<T>;
+  if (leaf === undefined || leaf === NO_RECORDS) return NO_PAIRS;
+  const pairs: (string | T)[] = [];
+  eachInLeaf(leaf, (key, record: T) => pairs.push(key, record));
+  return pairs;
+}
+
 /** Calls `visit` with each record of a leaf (pairs, or an older snapshot's object), in order. */
 function eachInLeaf<T>(leaf: BucketNode<T> | undefined, visit: (key: string, record: T) => void): void {
   if (Array.isArray(leaf)) {
@@ -282,17 +292,21 @@ const NO_EDITS: readonly [] = [];
  */
 function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, edits: readonly Edit<T>[] = NO_EDITS): BucketNode<T> {
   const out: (string | T)[] = [];
-  const found: (T | undefined)[] = [];
-  eachInLeaf(leaf, (k: string, record: T) => {
+  let found: (T | undefined)[] | undefined;
+  // walked in a loop, not by a closure made per leaf: an older snapshot's object leaf as pairs first
+  const pairs = Array.isArray(leaf) ? (leaf as Pairs<T>) : pairsOf(leaf);
+  for (let i = 0; i < pairs.length; i += 2) {
+    const k = pairs[i] as string;
+    const record = pairs[i + 1] as T;
     const j = editOf(edits, k);
-    if (j >= 0) found[j] ??= record;
+    if (j >= 0) (found ??= [])[j] ??= record;
     else {
       const kept = tidy(record);
       if (kept !== undefined) out.push(k, kept);
     }
-  });
+  }
   for (let j = 0; j < edits.length; j++) {
-    const value = edits[j]!.change(found[j]);
+    const value = edits[j]!.change(found?.[j]);
     if (value !== undefined) out.push(edits[j]!.key, value);
   }
   if (out.length === 0) return NO_RECORDS;
@@ -413,11 +427,9 @@ export function tidyNode<T>(node: BucketNode<T>, tidy: Tidy<T>, shift = 8): Buck
     }
     return next === undefined ? node : Object.freeze(next);
   }
-  let changed = false;
-  eachInLeaf(node, (_key, record: T) => {
-    changed ||= tidy(record) !== record;
-  });
-  return changed ? rebuildLeaf(node, shift, tidy) : node;
+  const pairs = pairsOf(node);
+  for (let i = 1; i < pairs.length; i += 2) if (tidy(pairs[i] as T) !== pairs[i]) return rebuildLeaf(node, shift, tidy);
+  return node;
 }
 
 /**
