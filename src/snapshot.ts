@@ -276,7 +276,17 @@ function withBranch<T>(branch: readonly BucketNode<T>[], i: number, child: Bucke
 function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> {
   const parts: (string | T)[][] = Array.from({ length: 16 }, () => []);
   for (let i = 0; i < pairs.length; i += 2) parts[(placeOf(pairs[i] as string) >>> shift) & 15]!.push(pairs[i]!, pairs[i + 1]!);
-  return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : Object.freeze(part))));
+  return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : frozenPairs(part))));
+}
+
+/**
+ * A leaf's pairs as the snapshot keeps them: an exact copy, frozen. An array filled by `push` keeps
+ * the room it grew to (22 slots for 2 records), and freezing it keeps them all: every leaf a
+ * snapshot holds would be ~3× its size, in the old generation once its snapshot lives on (at 100 000
+ * credentials, each change promotes two leaves). A spread copies a packed array into exact room.
+ */
+function frozenPairs<T>(pairs: (string | T)[]): Pairs<T> {
+  return Object.freeze([...pairs]);
 }
 
 /** One record's change: `key`'s record replaced by what `change` makes of it (removed when undefined). */
@@ -310,7 +320,7 @@ function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Ti
     if (value !== undefined) out.push(edits[j]!.key, value);
   }
   if (out.length === 0) return NO_RECORDS;
-  return out.length > 2 * LEAF_MAX && shift < 32 ? split(out, shift) : Object.freeze(out);
+  return out.length > 2 * LEAF_MAX && shift < 32 ? split(out, shift) : frozenPairs(out);
 }
 
 /** The index of `key`'s edit, -1 when none edits it. */
