@@ -41,6 +41,15 @@ function keyAmong(writes: readonly Write[], i: number, j: number): boolean {
   return false;
 }
 
+/** Whether `writes` are budget windows of one place and distinct keys: one rebuild of one leaf. */
+function oneWindowGroup(writes: readonly Write[]): boolean {
+  const hash = writes[0]!.hash;
+  for (let j = 0; j < writes.length; j++) {
+    if (writes[j]!.kind !== "windows" || writes[j]!.hash !== hash || keyAmong(writes, 0, j)) return false;
+  }
+  return true;
+}
+
 /** A cap record with `member` counted on the charge's day (a new record, frozen). */
 function withMember(record: CapRecord | undefined, cap: CapCharge, member: string): CapRecord {
   const day = String(cap.day);
@@ -52,11 +61,9 @@ function withMember(record: CapRecord | undefined, cap: CapCharge, member: strin
 /** Reads a snapshot and writes into the next one only when the charge writes something. */
 export class SnapshotTx implements CounterTx {
   private readonly writes: Write[] = [];
-  /** The last two keys hashed and their hashes (see {@link hashOf}). */
-  private key0: string | undefined = undefined;
-  private hash0 = 0;
-  private key1: string | undefined = undefined;
-  private hash1 = 0;
+  /** Whose budget windows were placed last, and where (see {@link placeOfWindow}). */
+  private placedFor: string | undefined = undefined;
+  private placed = 0;
   private seq: number;
   private readonly usage: UsageData;
 
@@ -67,12 +74,12 @@ export class SnapshotTx implements CounterTx {
 
   window(budget: BudgetCharge): WindowRecord | undefined {
     const key = budget.key;
-    return windowOf(this.usage, key, this.hashOf(key));
+    return windowOf(this.usage, key, this.placeOfWindow(budget));
   }
   setWindow(budget: BudgetCharge, record: WindowRecord): void {
     const key = budget.key;
     const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + budget.windowMs });
-    this.writes.push(new Put("windows", key, this.hashOf(key), stored));
+    this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
@@ -109,18 +116,17 @@ export class SnapshotTx implements CounterTx {
   }
 
   /**
-   * placeOf(key), remembered for the last two keys read: a budget's window is read, then written, by
-   * the same key (hashing a key cost about as much as finding its record in a small snapshot).
+   * placeOf(budget.key), remembered for the last subject placed: a budget window is placed by its
+   * key up to its subject (snapshot.ts), so a credential's windows, read and then written, share
+   * one hash (hashing a key cost about as much as finding its record in a small snapshot). A
+   * charge built without its subject is remembered by its key.
    */
-  private hashOf(key: string): number {
-    if (this.key0 === key) return this.hash0;
-    if (this.key1 === key) return this.hash1;
-    const h = placeOf(key);
-    this.key1 = this.key0;
-    this.hash1 = this.hash0;
-    this.key0 = key;
-    this.hash0 = h;
-    return h;
+  private placeOfWindow(budget: BudgetCharge): number {
+    const whose = budget.subject ?? budget.key;
+    if (whose === this.placedFor) return this.placed;
+    this.placedFor = whose;
+    this.placed = placeOf(budget.key);
+    return this.placed;
   }
 
   /**
@@ -135,6 +141,14 @@ export class SnapshotTx implements CounterTx {
     // a snapshot written before is placed anew first (once): the writes are placed by placeOf
     const base = inLayout(this.usage);
     const settled = base.at === undefined ? now : Math.min(now, base.at);
+    if (oneWindowGroup(this.writes)) {
+      // the change of most decisions: one credential's budget windows, one leaf
+      const tidy = tidyWindow(settled);
+      const draft = new BucketsDraft<any>(base.windows);
+      draft.changeAll(this.writes, this.writes[0]!.hash, tidy);
+      sweepSlot(draft, seq, tidy);
+      return nextUsage(base, seq, now, draft.done(), base.caps, base.keys);
+    }
     // one draft per kind written, by that kind's rule at the settled clock (a read writes windows only)
     const drafts: Partial<Record<Kind, { draft: BucketsDraft<any>; tidy: Tidy<any> }>> = {};
     const writes = this.writes;
