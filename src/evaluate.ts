@@ -11,7 +11,7 @@ import { applyLimits } from "./limits.js";
 import type { Limits } from "./types.js";
 import { plan } from "./plan.js";
 import { present } from "./render.js";
-import { inputId, requestIdOf } from "./request-id.js";
+import { derivedRequestId } from "./request-id.js";
 import { readDescriptor } from "./request.js";
 import { SnapshotTx } from "./snapshot-tx.js";
 import { usageData, type Usage } from "./snapshot.js";
@@ -64,7 +64,7 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const planned = plan(config, read, credential, state.roles);
   const tx = new SnapshotTx(usage);
   const keys = subjectKeysOf(credential);
-  const requestId = requestIdOf(planned.requestId, () => inputId(keys.subject, read, now, usageData(usage).seq));
+  const requestId = derivedRequestId(planned.requestId, keys.subject, read, now, usageData(usage).seq);
   const charge = chargeRequest(planned, keys, config, now, requestId);
   const outcome = runCharge(tx, charge);
   const decision = present(planned, charge, outcome, config, now, requestId);

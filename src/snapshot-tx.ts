@@ -22,10 +22,32 @@ interface Write {
   readonly change: (record: any) => unknown;
 }
 
+/** A write that stores a record whatever was there (a budget window, an idempotency record): one object, no closure. */
+class Put implements Write {
+  constructor(
+    readonly kind: Kind,
+    readonly key: string,
+    readonly hash: number,
+    private readonly record: unknown,
+  ) {}
+  change(): unknown {
+    return this.record;
+  }
+}
+
 /** Whether the key of `writes[j]` is written by one of `writes[i..j)` already. */
 function keyAmong(writes: readonly Write[], i: number, j: number): boolean {
   for (let k = i; k < j; k++) if (writes[k]!.key === writes[j]!.key) return true;
   return false;
+}
+
+/** Whether `writes` are budget windows of one place and distinct keys: one rebuild of one leaf. */
+function oneWindowGroup(writes: readonly Write[]): boolean {
+  const hash = writes[0]!.hash;
+  for (let j = 0; j < writes.length; j++) {
+    if (writes[j]!.kind !== "windows" || writes[j]!.hash !== hash || keyAmong(writes, 0, j)) return false;
+  }
+  return true;
 }
 
 /** A cap record with `member` counted on the charge's day (a new record, frozen). */
@@ -39,7 +61,9 @@ function withMember(record: CapRecord | undefined, cap: CapCharge, member: strin
 /** Reads a snapshot and writes into the next one only when the charge writes something. */
 export class SnapshotTx implements CounterTx {
   private readonly writes: Write[] = [];
-  private readonly hashes: (string | number | undefined)[] = [undefined, 0, undefined, 0];
+  /** Whose budget windows were placed last, and where (see {@link placeOfWindow}). */
+  private placedFor: string | undefined = undefined;
+  private placed = 0;
   private seq: number;
   private readonly usage: UsageData;
 
@@ -50,12 +74,12 @@ export class SnapshotTx implements CounterTx {
 
   window(budget: BudgetCharge): WindowRecord | undefined {
     const key = budget.key;
-    return windowOf(this.usage, key, this.hashOf(key));
+    return windowOf(this.usage, key, this.placeOfWindow(budget));
   }
   setWindow(budget: BudgetCharge, record: WindowRecord): void {
     const key = budget.key;
     const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + budget.windowMs });
-    this.writes.push({ kind: "windows", key, hash: this.hashOf(key), change: () => stored });
+    this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {
     return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
@@ -85,27 +109,24 @@ export class SnapshotTx implements CounterTx {
     return recordIn(this.usage.keys, key);
   }
   setKeyRecord(key: string, record: KeyRecord): void {
-    const stored = freeze({ ...record }, true);
-    this.writes.push({ kind: "keys", key, hash: placeOf(key), change: () => stored });
+    this.writes.push(new Put("keys", key, placeOf(key), freeze({ ...record }, true)));
   }
   nextMember(): string {
     return `m${++this.seq}`;
   }
 
   /**
-   * placeOf(key), remembered for the last two keys read: a budget's window is read, then written, by
-   * the same key (hashing a key cost about as much as finding its record in a small snapshot).
+   * placeOf(budget.key), remembered for the last subject placed: a budget window is placed by its
+   * key up to its subject (snapshot.ts), so a credential's windows, read and then written, share
+   * one hash (hashing a key cost about as much as finding its record in a small snapshot). A
+   * charge built without its subject is remembered by its key.
    */
-  private hashOf(key: string): number {
-    const seen = this.hashes;
-    if (seen[0] === key) return seen[1] as number;
-    if (seen[2] === key) return seen[3] as number;
-    const h = placeOf(key);
-    seen[2] = seen[0];
-    seen[3] = seen[1];
-    seen[0] = key;
-    seen[1] = h;
-    return h;
+  private placeOfWindow(budget: BudgetCharge): number {
+    const whose = budget.subject ?? budget.key;
+    if (whose === this.placedFor) return this.placed;
+    this.placedFor = whose;
+    this.placed = placeOf(budget.key);
+    return this.placed;
   }
 
   /**
@@ -120,6 +141,14 @@ export class SnapshotTx implements CounterTx {
     // a snapshot written before is placed anew first (once): the writes are placed by placeOf
     const base = inLayout(this.usage);
     const settled = base.at === undefined ? now : Math.min(now, base.at);
+    if (oneWindowGroup(this.writes)) {
+      // the change of most decisions: one credential's budget windows, one leaf
+      const tidy = tidyWindow(settled);
+      const draft = new BucketsDraft<any>(base.windows);
+      draft.changeAll(this.writes, this.writes[0]!.hash, tidy);
+      sweepSlot(draft, seq, tidy);
+      return nextUsage(base, seq, now, draft.done(), base.caps, base.keys);
+    }
     // one draft per kind written, by that kind's rule at the settled clock (a read writes windows only)
     const drafts: Partial<Record<Kind, { draft: BucketsDraft<any>; tidy: Tidy<any> }>> = {};
     const writes = this.writes;
@@ -128,7 +157,7 @@ export class SnapshotTx implements CounterTx {
       // a credential's budget windows (one hash, distinct keys) are written in one rebuild of their leaf
       while (j < writes.length && writes[j]!.kind === kind && writes[j]!.hash === hash && !keyAmong(writes, i, j)) j++;
       const d = (drafts[kind] ??= { draft: new BucketsDraft<any>(base[kind] as Buckets<any>), tidy: TIDY[kind](settled) });
-      d.draft.changeAll(j === i + 1 ? [writes[i]!] : writes.slice(i, j), hash, d.tidy);
+      d.draft.changeAll(i === 0 && j === writes.length ? writes : writes.slice(i, j), hash, d.tidy);
     }
     const done = (kind: Kind): Buckets<any> => {
       const d = drafts[kind];

@@ -34,6 +34,7 @@ export type Tidy<T> = (record: T) => T | undefined;
 /** A bucket splits past this many records: a change copies at most this many, whatever the snapshot holds. */
 export const LEAF_MAX = 16;
 const NO_RECORDS: Readonly<Record<string, never>> = Object.freeze({});
+const NO_PAIRS: Pairs<never> = Object.freeze([]);
 const DIGITS = Array.from({ length: 16 }, (_, i) => String(i));
 
 /** A budget window in a snapshot: when it ends is kept with it, so that it can be forgotten then. */
@@ -194,6 +195,15 @@ function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined 
   return undefined;
 }
 
+/** A leaf's records as pairs (a leaf of an older snapshot is an object: key → record). */
+function pairsOf<T>(leaf: BucketNode<T> | undefined): Pairs<T> {
+  if (Array.isArray(leaf)) return leaf as Pairs<T>;
+  if (leaf === undefined || leaf === NO_RECORDS) return NO_PAIRS;
+  const pairs: (string | T)[] = [];
+  eachInLeaf(leaf, (key, record: T) => pairs.push(key, record));
+  return pairs;
+}
+
 /** Calls `visit` with each record of a leaf (pairs, or an older snapshot's object), in order. */
 function eachInLeaf<T>(leaf: BucketNode<T> | undefined, visit: (key: string, record: T) => void): void {
   if (Array.isArray(leaf)) {
@@ -266,7 +276,17 @@ function withBranch<T>(branch: readonly BucketNode<T>[], i: number, child: Bucke
 function split<T>(pairs: readonly (string | T)[], shift: number): BucketNode<T> {
   const parts: (string | T)[][] = Array.from({ length: 16 }, () => []);
   for (let i = 0; i < pairs.length; i += 2) parts[(placeOf(pairs[i] as string) >>> shift) & 15]!.push(pairs[i]!, pairs[i + 1]!);
-  return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : Object.freeze(part))));
+  return Object.freeze(parts.map((part) => (part.length === 0 ? NO_RECORDS : part.length > 2 * LEAF_MAX && shift < 28 ? split(part, shift + 4) : frozenPairs(part))));
+}
+
+/**
+ * A leaf's pairs as the snapshot keeps them: an exact copy, frozen. An array filled by `push` keeps
+ * the room it grew to (22 slots for 2 records), and freezing it keeps them all: every leaf a
+ * snapshot holds would be ~3× its size, in the old generation once its snapshot lives on (at 100 000
+ * credentials, each change promotes two leaves). A spread copies a packed array into exact room.
+ */
+function frozenPairs<T>(pairs: (string | T)[]): Pairs<T> {
+  return Object.freeze([...pairs]);
 }
 
 /** One record's change: `key`'s record replaced by what `change` makes of it (removed when undefined). */
@@ -282,21 +302,25 @@ const NO_EDITS: readonly [] = [];
  */
 function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Tidy<T>, edits: readonly Edit<T>[] = NO_EDITS): BucketNode<T> {
   const out: (string | T)[] = [];
-  const found: (T | undefined)[] = [];
-  eachInLeaf(leaf, (k: string, record: T) => {
+  let found: (T | undefined)[] | undefined;
+  // walked in a loop, not by a closure made per leaf: an older snapshot's object leaf as pairs first
+  const pairs = Array.isArray(leaf) ? (leaf as Pairs<T>) : pairsOf(leaf);
+  for (let i = 0; i < pairs.length; i += 2) {
+    const k = pairs[i] as string;
+    const record = pairs[i + 1] as T;
     const j = editOf(edits, k);
-    if (j >= 0) found[j] ??= record;
+    if (j >= 0) (found ??= [])[j] ??= record;
     else {
       const kept = tidy(record);
       if (kept !== undefined) out.push(k, kept);
     }
-  });
+  }
   for (let j = 0; j < edits.length; j++) {
-    const value = edits[j]!.change(found[j]);
+    const value = edits[j]!.change(found?.[j]);
     if (value !== undefined) out.push(edits[j]!.key, value);
   }
   if (out.length === 0) return NO_RECORDS;
-  return out.length > 2 * LEAF_MAX && shift < 32 ? split(out, shift) : Object.freeze(out);
+  return out.length > 2 * LEAF_MAX && shift < 32 ? split(out, shift) : frozenPairs(out);
 }
 
 /** The index of `key`'s edit, -1 when none edits it. */
@@ -413,11 +437,9 @@ export function tidyNode<T>(node: BucketNode<T>, tidy: Tidy<T>, shift = 8): Buck
     }
     return next === undefined ? node : Object.freeze(next);
   }
-  let changed = false;
-  eachInLeaf(node, (_key, record: T) => {
-    changed ||= tidy(record) !== record;
-  });
-  return changed ? rebuildLeaf(node, shift, tidy) : node;
+  const pairs = pairsOf(node);
+  for (let i = 1; i < pairs.length; i += 2) if (tidy(pairs[i] as T) !== pairs[i]) return rebuildLeaf(node, shift, tidy);
+  return node;
 }
 
 /**
