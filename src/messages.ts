@@ -111,3 +111,6 @@ export function idempotencyConflict(key: string, first: string, sameRoute: boole
 
 /** DESIGN §12: the store could not be reached. */
 export const STORE_UNAVAILABLE = "The rate-limit store is unavailable, so this request cannot be counted. Retry shortly.";
+
+/** DESIGN §12: the store could not be read for `GET /rate-limit`. */
+export const STATUS_UNAVAILABLE = "The rate-limit store is unavailable, so the budgets cannot be read. Retry shortly.";

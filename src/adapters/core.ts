@@ -6,7 +6,9 @@
  */
 import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy-types.js";
-import type { AllowedDecision, Decision, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
+import { isThenable } from "../thenable.js";
+import * as say from "../messages.js";
+import type { AllowedDecision, Decision, ErrorObject, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
 
 /**
  * Options shared by every adapter's `newsletterPolicy(options)`.
@@ -31,8 +33,14 @@ export interface AdapterOptions<Req, Replay> {
    * policy answers `not_found`. A throw goes to the framework's error handling, like `who`.
    */
   newsletter?: (req: Req) => string | undefined | Promise<string | undefined>;
-  /** Told of every decision, allowed or refused, for logs and metrics. */
-  onDecision?: (decision: Decision, req: Req) => void;
+  /**
+   * Told of every decision, allowed or refused, for logs and metrics. It may be async. A throw or a
+   * rejection never breaks the request (the decision has been charged by then, so the request goes
+   * on, its headers set and a failed send released): it goes to `onHookError`.
+   */
+  onDecision?: (decision: Decision, req: Req) => void | Promise<void>;
+  /** Told when `onDecision` throws or rejects (default: dropped); a throw from here is dropped too. */
+  onHookError?: (error: unknown, decision: Decision, req: Req) => void;
   /**
    * An allowed replay (a write whose `Idempotency-Key` already counted): answer it from the stored
    * result instead of running the handler again. When it answers, the handler does not run; when it
@@ -65,17 +73,17 @@ export type Outcome =
  * first request.
  *
  * @throws PolicyConfigError naming the option: `policy` that is not a policy, `who` that is not a
- *   function, or `newsletter`, `onDecision`, `onReplay` given but not functions.
+ *   function, or `newsletter`, `onDecision`, `onReplay`, `onHookError` given but not functions.
  */
 export function assertOptions(options: unknown): void {
-  if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be { policy, who, newsletter?, onDecision?, onReplay? }");
+  if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be { policy, who, newsletter?, onDecision?, onReplay?, onHookError? }");
   const o = options as Record<string, unknown>;
   const policy = o.policy as Partial<Policy> | undefined;
   if (typeof policy?.check !== "function" || typeof policy.release !== "function" || typeof policy.status !== "function") {
     throw new PolicyConfigError("policy", "must be the policy createPolicy returned");
   }
   if (typeof o.who !== "function") throw new PolicyConfigError("who", "must be a function (req) => { credential, roles }, or a Promise of it");
-  for (const name of ["newsletter", "onDecision", "onReplay"]) {
+  for (const name of ["newsletter", "onDecision", "onReplay", "onHookError"]) {
     if (o[name] !== undefined && typeof o[name] !== "function") throw new PolicyConfigError(name, "must be a function when given");
   }
 }
@@ -84,9 +92,34 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** Tells the host's error hook of a failed `onDecision`; if that throws too, there is nothing more to tell. */
+function report<Req>(options: AdapterOptions<Req, unknown>, error: unknown, decision: Decision, req: Req): void {
+  try {
+    options.onHookError?.(error, decision, req);
+  } catch {
+    // dropped: a hook never breaks a request
+  }
+}
+
+/**
+ * Tells `onDecision`. The decision is charged by now, so a throw or a rejection must not stop the
+ * request from going on (an unanswered rejection would end the process; a throw sent to the
+ * framework's error handling would skip the headers and the release of a failed send).
+ */
+function tell<Req>(options: AdapterOptions<Req, unknown>, decision: Decision, req: Req): void {
+  const onDecision = options.onDecision;
+  if (onDecision === undefined) return;
+  try {
+    const result: unknown = onDecision(decision, req);
+    if (isThenable(result)) result.then(undefined, (error: unknown) => report(options, error, decision, req));
+  } catch (error) {
+    report(options, error, decision, req);
+  }
+}
+
 /**
  * Decides one request: authenticates through `who`, resolves `newsletter`, checks, and tells
- * `onDecision`. Rejects only with the host's own errors (from `who`, `newsletter`, `onDecision`).
+ * `onDecision`. Rejects only with the host's own errors (from `who`, `newsletter`).
  */
 export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Req, incoming: Incoming): Promise<Outcome> {
   const who = await options.who(req);
@@ -104,7 +137,7 @@ export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Re
   if (requestId !== undefined) request.requestId = requestId;
   if (newsletter !== undefined) request.newsletter = newsletter;
   const decision = await options.policy.check(request, who);
-  options.onDecision?.(decision, req);
+  tell(options, decision, req);
   if (!decision.allowed) return { kind: "refuse", decision, who };
   if (decision.operation === "rateLimit.get") return { kind: "status", decision, who };
   if (isReplay(decision)) return { kind: "replay", decision, who };
@@ -115,6 +148,25 @@ export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Re
 export function rateLimitStatus(policy: Policy, who: Who): Promise<RateLimitStatus> {
   // the plan's limits (who.limits), so the body carries the same numbers as the headers
   return policy.status(who.credential, who.limits === undefined ? undefined : { limits: who.limits });
+}
+
+/** The answer to `GET /rate-limit`: the budgets, or a 503 when the store cannot be read. */
+export type RateLimitAnswer = { readonly status: 200; readonly body: RateLimitStatus } | { readonly status: 503; readonly body: { error: ErrorObject } };
+
+/**
+ * Answers `GET /rate-limit` (spec §4): the budgets from `policy.status`, or, when the store cannot
+ * be read (the check failed open, or the store failed between the two calls), 503
+ * `service_unavailable` in the spec's error shape (DESIGN §12), never the framework's error page.
+ * A host mistake (`PolicyConfigError`) still throws.
+ */
+export async function rateLimitAnswer(policy: Policy, who: Who, decision: Decision): Promise<RateLimitAnswer> {
+  try {
+    return { status: 200, body: await rateLimitStatus(policy, who) };
+  } catch (error) {
+    if (error instanceof PolicyConfigError) throw error;
+    const code = "service_unavailable";
+    return { status: 503, body: { error: { code, message: say.STATUS_UNAVAILABLE, request_id: decision.requestId, docs_url: `${policy.config.docsUrl}/${code}` } } };
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from "express";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -29,9 +29,9 @@ export type ExpressPolicyOptions = AdapterOptions<Request, ExpressReplay>;
  * Sets the `RateLimit-*` headers on every response; answers refusals and `GET /rate-limit`; puts the
  * allowed decision on `res.locals.decision`; releases a send, schedule or test send whose response
  * goes out with a status of 500 or more (Express's error handler answers 500 for a thrown handler).
- * Errors from `who`, `newsletter` and `onDecision` go to `next(error)`.
+ * Errors from `who` and `newsletter` go to `next(error)`; from `onDecision`, to `onHookError`.
  *
- * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
+ * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`.
  * @returns an Express `RequestHandler`.
  * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
@@ -49,7 +49,8 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
       return false;
     }
     if (outcome.kind === "status") {
-      res.status(200).json(await rateLimitStatus(options.policy, outcome.who));
+      const answer = await rateLimitAnswer(options.policy, outcome.who, outcome.decision);
+      res.status(answer.status).json(answer.body);
       return false;
     }
     if (outcome.kind === "replay" && options.onReplay !== undefined) {

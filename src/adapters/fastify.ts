@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -20,16 +20,17 @@ export type FastifyReplay = (decision: AllowedDecision, request: FastifyRequest,
 export type FastifyPolicyOptions = AdapterOptions<FastifyRequest, FastifyReplay>;
 
 /**
- * The Fastify plugin (Fastify 5). In `preHandler` (after body parsing) it reads the method, the
- * path of `request.url`, `request.query` as Fastify's query parser handed it, the
+ * The Fastify plugin (Fastify 5). In `preValidation` (after body parsing, before a route's schema
+ * validation, so that a request the schema refuses is charged and carries the headers too) it
+ * reads the method, the path of `request.url`, `request.query` as Fastify's query parser handed it, the
  * `Idempotency-Key` and `X-Request-Id` headers and `request.body`; answers refusals and
  * `GET /rate-limit`; decorates `request.decision`. The `RateLimit-*` headers go on every response,
  * error responses included. A send, schedule or test send whose handler throws or whose response
- * has a status of 500 or more is released once. Errors from `who`, `newsletter` and `onDecision`
- * go to Fastify's error handler.
+ * has a status of 500 or more is released once. Errors from `who` and `newsletter` go
+ * to Fastify's error handler; from `onDecision`, to `onHookError`.
  *
  * @param app - the Fastify instance (the plugin applies to it, not to a child context).
- * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
+ * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`.
  * @throws PolicyConfigError (registration rejects) when an option is missing or of the wrong kind, naming it.
  * @example
  * await app.register(newsletterPolicy, { policy, who: (request) => authenticate(request) });
@@ -41,7 +42,7 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
   const releases = new WeakMap<FastifyRequest, () => Promise<void>>();
   app.decorateRequest("decision", undefined as unknown as AllowedDecision);
 
-  app.addHook("preHandler", async (request, reply) => {
+  app.addHook("preValidation", async (request, reply) => {
     const mark = request.url.indexOf("?");
     const outcome = await decide(options, request, {
       method: request.method,
@@ -53,7 +54,10 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
     headers.set(request, outcome.decision.headers);
     reply.headers(outcome.decision.headers);
     if (outcome.kind === "refuse") return reply.code(outcome.decision.status).send(outcome.decision.body);
-    if (outcome.kind === "status") return reply.code(200).send(await rateLimitStatus(options.policy, outcome.who));
+    if (outcome.kind === "status") {
+      const answer = await rateLimitAnswer(options.policy, outcome.who, outcome.decision);
+      return reply.code(answer.status).send(answer.body);
+    }
     if (outcome.kind === "replay" && options.onReplay !== undefined) {
       await options.onReplay(outcome.decision, request, reply);
       if (reply.sent) return reply;

@@ -4,7 +4,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -56,10 +56,10 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
  * `c.req.queries()` as Hono parses them, the `Idempotency-Key` and `X-Request-Id` headers and a
  * JSON body; answers refusals and `GET /rate-limit`; sets `c.get("decision")`. The `RateLimit-*`
  * headers go on every response, `onError` and not-found answers included. A send, schedule or test
- * send whose handler throws or answers 500 or more is released once. Errors from `who`,
- * `newsletter` and `onDecision` go to `app.onError`.
+ * send whose handler throws or answers 500 or more is released once. Errors from `who` and
+ * `newsletter` go to `app.onError`; from `onDecision`, to `onHookError`.
  *
- * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`; `who` and the others get the Context `c`.
+ * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`; `who` and the others get the Context `c`.
  * @returns a Hono `MiddlewareHandler`.
  * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
@@ -79,7 +79,10 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
     });
     const { headers } = outcome.decision;
     if (outcome.kind === "refuse") return c.json(outcome.decision.body, outcome.decision.status as 400, headers);
-    if (outcome.kind === "status") return c.json(await rateLimitStatus(options.policy, outcome.who), 200, headers);
+    if (outcome.kind === "status") {
+      const answer = await rateLimitAnswer(options.policy, outcome.who, outcome.decision);
+      return c.json(answer.body, answer.status, headers);
+    }
     if (outcome.kind === "replay" && options.onReplay !== undefined) {
       const answer = await options.onReplay(outcome.decision, c);
       if (answer instanceof Response) return withHeaders(answer, headers);

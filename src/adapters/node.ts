@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitStatus, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
 
 /** Answers an allowed replay from the stored result (write to `res`); if it leaves `res` unanswered, the guard returns the decision. */
 export type NodeReplay = (decision: AllowedDecision, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -39,7 +39,7 @@ function answerJson(res: ServerResponse, status: number, value: unknown): void {
  * status of 500 or more is released (uncounted from the daily cap) once; a handler that throws must
  * answer 500, as a server should, or call `policy.release(decision)` itself.
  *
- * @param options - `{ policy, who, newsletter?, onDecision?, onReplay? }`.
+ * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`.
  * @returns the guard: `const decision = await guard(req, res, body); if (!decision) return;`
  * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
@@ -54,7 +54,10 @@ export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
     const { decision } = outcome;
     for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
     if (outcome.kind === "refuse") return void answerJson(res, outcome.decision.status, outcome.decision.body);
-    if (outcome.kind === "status") return void answerJson(res, 200, await rateLimitStatus(options.policy, outcome.who));
+    if (outcome.kind === "status") {
+      const answer = await rateLimitAnswer(options.policy, outcome.who, outcome.decision);
+      return void answerJson(res, answer.status, answer.body);
+    }
     if (outcome.kind === "replay" && options.onReplay !== undefined) {
       await options.onReplay(outcome.decision, req, res);
       if (res.headersSent) return undefined;

@@ -16,7 +16,8 @@ async function start(make: () => Express, host: Host): Promise<Running> {
       policy: host.policy,
       who: (req) => host.who(req.get("authorization")),
       newsletter: (req) => host.newsletter(req.path),
-      onDecision: (decision) => void host.decisions.push(decision),
+      onDecision: (decision) => host.onDecision(decision),
+      onHookError: (error) => host.onHookError(error),
       onReplay: (decision, req, res) => {
         const stored = host.replay(decision, req.get("idempotency-key"));
         if (stored !== undefined) res.json({ replayed: stored });

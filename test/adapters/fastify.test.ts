@@ -11,7 +11,8 @@ async function start(host: Host): Promise<Running> {
     policy: host.policy,
     who: (request) => host.who(request.headers.authorization),
     newsletter: (request) => host.newsletter(request.url),
-    onDecision: (decision) => void host.decisions.push(decision),
+    onDecision: (decision) => host.onDecision(decision),
+    onHookError: (error) => host.onHookError(error),
     onReplay: (decision, request, reply) => {
       const stored = host.replay(decision, request.headers["idempotency-key"] as string | undefined);
       if (stored !== undefined) void reply.send({ replayed: stored });
@@ -25,6 +26,8 @@ async function start(host: Host): Promise<Running> {
     return reply.code(result.status).send(result.body);
   });
   app.post("/articles/:id/test-send", async (request) => ({ to: (request.body as { to: string[] }).to }));
+  // a route whose schema refuses a body: the plugin decides before validation (preValidation)
+  app.post("/newsletters/:id/articles", { schema: { body: { type: "object", required: ["title"] } } }, async () => ({ created: true }));
   // a child plugin's routes: guarded too, since the plugin applies to the instance that registered it
   await app.register(async (child) => {
     child.get("/newsletters/:id/events", async (request) => host.read(request.decision));
@@ -34,6 +37,17 @@ async function start(host: Host): Promise<Running> {
 }
 
 describeAdapter("Fastify 5", start, ({ call }) => {
+  it("a request the route's schema refuses (400) is decided first: charged, with the RateLimit-* headers (spec §8: every response carries them; found by a black-box review)", async () => {
+    const first = await call("/newsletters/nl_1/articles", "owner-schema", { method: "POST", body: {} });
+    expect(first.status).toBe(400);
+    expect(first.headers.get("ratelimit-policy")).toContain('"write"');
+    const second = await call("/newsletters/nl_1/articles", "owner-schema", { method: "POST", body: {} });
+    expect(Number(second.headers.get("ratelimit-remaining"))).toBe(Number(first.headers.get("ratelimit-remaining")) - 1);
+    expect((await call("/newsletters/nl_1/articles", "owner-schema", { method: "POST", body: { title: "t" } })).json).toEqual({ created: true });
+    // and a refusal of the policy's comes before the schema's: a reader may not create articles
+    expect((await call("/newsletters/nl_1/articles", "reader", { method: "POST", body: {} })).status).toBe(403);
+  });
+
   it("applies to the whole instance, child plugins' routes included (like fastify-plugin, not encapsulated)", async () => {
     const refused = await call("/newsletters/nl_1/events", "reader"); // events count against audience and need audience: read
     expect(refused.status).toBe(403);

@@ -13,7 +13,8 @@ async function start(host: Host): Promise<Running> {
       policy: host.policy,
       who: (c) => host.who(c.req.header("authorization")),
       newsletter: (c) => host.newsletter(c.req.path),
-      onDecision: (decision) => void host.decisions.push(decision),
+      onDecision: (decision) => host.onDecision(decision),
+      onHookError: (error) => host.onHookError(error),
       onReplay: (decision, c) => {
         const stored = host.replay(decision, c.req.header("idempotency-key"));
         return stored === undefined ? undefined : c.json({ replayed: stored });

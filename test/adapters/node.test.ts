@@ -15,7 +15,8 @@ async function start(host: Host): Promise<Running> {
     policy: host.policy,
     who: (req) => host.who(req.headers.authorization),
     newsletter: (req) => host.newsletter(req.url ?? "/"),
-    onDecision: (decision) => void host.decisions.push(decision),
+    onDecision: (decision) => host.onDecision(decision),
+    onHookError: (error) => host.onHookError(error),
     onReplay: (decision, req, res) => {
       const stored = host.replay(decision, req.headers["idempotency-key"] as string | undefined);
       if (stored !== undefined) res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ replayed: stored }));

@@ -17,6 +17,7 @@ const mistakes: [string, unknown][] = [
   ["who", { policy, who: "key_1" }],
   ["newsletter", { policy, who, newsletter: "nl_1" }],
   ["onDecision", { policy, who, onDecision: true }],
+  ["onHookError", { policy, who, onHookError: "log" }],
   ["onReplay", { policy, who, onReplay: {} }],
 ];
 

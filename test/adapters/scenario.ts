@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isReplay } from "../../src/adapters/core.js";
-import { createPolicy, MemoryStore, type Credential, type Decision, type Policy, type Who } from "../../src/index.js";
+import { createPolicy, MemoryStore, type Credential, type Decision, type Policy, type PolicyStore, type Who } from "../../src/index.js";
 
 /** What authentication throws for an unknown token; each framework's glue answers it 401. */
 export class Unauthenticated extends Error {
@@ -17,7 +17,7 @@ export class Unauthenticated extends Error {
 }
 
 const everything = { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" } as const;
-const NEWSLETTERS = ["nl_1", "nl_cap", "nl_rel", "nl_replay"];
+const NEWSLETTERS = ["nl_1", "nl_cap", "nl_rel", "nl_replay", "nl_hook"];
 
 /** Bearer tokens: `reader` is read-only on nl_1 (content, insights); `insightsOnly`; any `owner-*` holds everything everywhere. */
 function credentialOf(token: string): Credential | undefined {
@@ -36,6 +36,16 @@ export interface Host {
   newsletter(path: string): string | undefined;
   /** Every decision onDecision was told of. */
   decisions: Decision[];
+  /**
+   * The adapter's `onDecision`: records the decision, then throws when the request id (X-Request-Id)
+   * holds `hook-throw` and rejects when it holds `hook-reject` (a metrics outage).
+   */
+  onDecision(decision: Decision): void | Promise<void>;
+  /** The adapter's `onHookError`: what onDecision threw or rejected with. */
+  onHookError(error: unknown): void;
+  hookErrors: unknown[];
+  /** Makes the store fail from now on (`GET /rate-limit` with failOpen then cannot read it). */
+  failStore(failing: boolean): void;
   /** Results of sends, by Idempotency-Key, for onReplay to answer from. */
   stored: Map<string, unknown>;
   /** How many times onReplay was called. */
@@ -53,7 +63,18 @@ export interface Host {
 }
 
 export function makeHost(): Host {
-  const policy = createPolicy({ store: new MemoryStore(), config: { budgets: { audience: { limit: 5, window: 60 } } } });
+  const memory = new MemoryStore();
+  let failing = false;
+  const down = (): never => {
+    throw new Error("store down");
+  };
+  // the real store, which can be made to fail on demand (failOpen: the check then goes on uncounted)
+  const store: PolicyStore = {
+    charge: (request) => (failing ? down() : memory.charge(request)),
+    release: (ticket, now) => (failing ? down() : memory.release(ticket, now)),
+    read: (budgets, now) => (failing ? down() : memory.read(budgets, now)),
+  };
+  const policy = createPolicy({ store, failOpen: true, config: { budgets: { audience: { limit: 5, window: 60 } } } });
   const host: Host = {
     // the real policy, counting the adapter's release calls
     policy: { ...policy, release: (decision) => (host.releases++, policy.release(decision)) },
@@ -68,9 +89,22 @@ export function makeHost(): Host {
       if (collection === "subscribers") return "nl_1";
       if (collection !== "articles" || id === undefined) return undefined;
       const prefix = id.split("_")[0]!;
-      return { a: "nl_1", cap: "nl_cap", rel: "nl_rel", rep: "nl_replay" }[prefix];
+      return { a: "nl_1", cap: "nl_cap", rel: "nl_rel", rep: "nl_replay", hook: "nl_hook" }[prefix];
     },
     decisions: [],
+    onDecision(decision) {
+      host.decisions.push(decision);
+      if (decision.requestId.includes("hook-throw")) throw new Error("metrics down (thrown)");
+      if (decision.requestId.includes("hook-reject")) return Promise.reject(new Error("metrics down (rejected)"));
+      return undefined;
+    },
+    onHookError(error) {
+      host.hookErrors.push(error);
+    },
+    hookErrors: [],
+    failStore(value) {
+      failing = value;
+    },
     stored: new Map(),
     replays: 0,
     releases: 0,
@@ -295,6 +329,34 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
           write: { limit: 60, remaining: 60, reset: 60 },
         },
       });
+    });
+
+    it("an onDecision that throws or rejects never breaks the request: headers set, the handler runs, a failed send is released, the error goes to onHookError (regression: a rejection ended the process)", async () => {
+      const errors = host.hookErrors.length;
+      const released = host.releases;
+      for (const hook of ["hook-throw", "hook-reject"]) {
+        const read = await call("/newsletters/nl_1/articles", "owner-hook", { headers: { "x-request-id": `${hook}-read` } });
+        expect(read.status, hook).toBe(200);
+        expect(read.json).toMatchObject({ operation: "articles.list" });
+        // a send whose handler fails is released, though onDecision failed before it ran
+        const failed = await send(`hook_${hook}`, "owner-hook", { "x-request-id": `${hook}-send`, "x-fail": "500" });
+        expect(failed.status, hook).toBe(500);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10)); // the rejections are reported when they settle
+      expect(host.hookErrors.length - errors).toBe(4);
+      expect(host.releases - released, "both failed sends released").toBe(2);
+    });
+
+    it("GET /rate-limit when the store cannot be read (the check failed open): 503 service_unavailable in the spec's error shape, with the headers", async () => {
+      host.failStore(true);
+      try {
+        const status = await call("/rate-limit", "owner-down");
+        expect(status.status).toBe(503);
+        expect(status.json.error).toMatchObject({ code: "service_unavailable", request_id: expect.stringMatching(/^req_/), docs_url: expect.stringMatching(/\/service_unavailable$/) });
+        expect(Object.keys(status.json.error).sort()).toEqual(["code", "docs_url", "message", "request_id"]);
+      } finally {
+        host.failStore(false);
+      }
     });
 
     it("who() throwing is the host's answer (401 from its error handling), and nothing is decided", async () => {
