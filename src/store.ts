@@ -85,6 +85,42 @@ export type ChargeOutcome = OutcomeBase &
   | { readonly kind: "cap_reached"; readonly count: number }
   );
 
+/** A reading that can be rendered: whole, finite numbers, no count below zero. */
+function readable(w: WindowReading | undefined): boolean {
+  return typeof w === "object" && w !== null && Number.isFinite(w.count) && w.count >= 0 && Number.isFinite(w.resetAt);
+}
+
+/** What is wrong with a store's readings of `count` budgets (`read`), or undefined when they can be rendered. */
+export function readingsProblem(count: number, readings: readonly WindowReading[]): string | undefined {
+  if (!Array.isArray(readings) || readings.length !== count) return `the store answered ${Array.isArray(readings) ? readings.length : "no"} windows for ${count} budgets`;
+  for (const w of readings) if (!readable(w)) return "the store answered a window that is not a count and a reset time";
+  return undefined;
+}
+
+/**
+ * What is wrong with a store's answer to `request`, or undefined when it can be rendered: a known
+ * kind, with its own fields, and one readable window per budget. A store that answers otherwise (a
+ * Redis reply that does not add up, a host's store with a bug) has failed: the policy answers as
+ * for any store failure (503, or fail-open), never with `NaN` in a header or a TypeError.
+ */
+export function outcomeProblem(request: ChargeRequest, outcome: ChargeOutcome): string | undefined {
+  if (typeof outcome !== "object" || outcome === null) return "the store answered no outcome";
+  const windows = readingsProblem(request.budgets.length, outcome.windows);
+  if (windows !== undefined) return windows;
+  switch (outcome.kind) {
+    case "budget_spent":
+      return undefined;
+    case "charged":
+      return typeof outcome.replay === "boolean" && (outcome.member === undefined || typeof outcome.member === "string") ? undefined : "the store answered a charge without its replay flag";
+    case "conflict":
+      return typeof outcome.fingerprint === "string" ? undefined : "the store answered a conflict without a fingerprint";
+    case "cap_reached":
+      return Number.isFinite(outcome.count) ? undefined : "the store answered a cap without its count";
+    default:
+      return `the store answered an outcome of unknown kind ${String((outcome as { kind?: unknown }).kind).slice(0, 32)}`;
+  }
+}
+
 /**
  * Where counters live. Implementations must make `charge` atomic: every budget and the cap of one
  * request are checked and charged together, or nothing is charged, even with many processes.

@@ -63,6 +63,31 @@ describe("createPolicy over a store", () => {
     expect(onStoreError).toHaveBeenCalledWith(expect.any(Error), d);
   });
 
+  it("DESIGN §12 a store answer that cannot be rendered (too few windows, NaN, an unknown kind) is a store failure: 503 with the headers, never a TypeError or NaN in a header", async () => {
+    // found by a black-box review: a Redis reply that did not add up threw a TypeError out of check, or admitted with NaN
+    const reading = { count: 1, resetAt: T0 + 60_000 };
+    const answers: unknown[] = [
+      { kind: "conflict", windows: [] },
+      { kind: "charged", windows: [{ count: Number.NaN, resetAt: Number.NaN }, reading], replay: false },
+      { kind: "charged", windows: [reading], replay: false },
+      { kind: "charged", windows: [reading, reading] },
+      { kind: "refused", windows: [reading, reading] },
+      { kind: "cap_reached", windows: [reading, reading] },
+      null,
+    ];
+    for (const answer of answers) {
+      const store: PolicyStore = { charge: () => answer as never, release: () => false, read: () => [] };
+      const d = await createPolicy({ store, clock: () => T0 }).check(get("/newsletters/nl_1/subscribers"), who);
+      expect(d, JSON.stringify(answer)).toMatchObject({ status: 503, reason: { rule: "store_unavailable", failOpen: false } });
+      for (const value of Object.values(d.headers)) expect(value).not.toMatch(/NaN/);
+      const open = await createPolicy({ store, clock: () => T0, failOpen: true }).check(get("/newsletters/nl_1/subscribers"), who);
+      expect(open).toMatchObject({ allowed: true, charged: { budgets: [] }, reason: { rule: "store_unavailable", failOpen: true } });
+    }
+    // status, too: readings that do not add up reject as a store failure
+    const short: PolicyStore = { charge: () => ({ kind: "budget_spent", windows: [] }), release: () => false, read: () => [{ count: 1, resetAt: T0 }] };
+    await expect(createPolicy({ store: short, clock: () => T0 }).status(credential)).rejects.toThrow(/windows for 3 budgets/);
+  });
+
   it("failOpen lets the request through uncounted, with a reason to log", async () => {
     const policy = createPolicy({ store: broken, clock: () => T0, failOpen: true });
     const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);

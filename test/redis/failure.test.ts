@@ -38,6 +38,15 @@ describe("DESIGN §12 store failure: a Redis error or timeout answers 503 servic
     expect(errors).toHaveLength(1);
   });
 
+  it("a reply that does not add up (['x', 'y'], a charge with unreadable windows) is a store failure: 503 with the headers (found by a black-box review)", async () => {
+    for (const reply of [["x", "y"], ["C", 1, 2, "a", "b"], ["c", 1, "", "0", ""]]) {
+      const store = new RedisStore({ redis: () => Promise.resolve(reply), prefix: prefix() });
+      const d = await createPolicy({ store, clock: () => T0 }).check(get("/newsletters/nl_1/subscribers"), who);
+      expect(d, JSON.stringify(reply)).toMatchObject({ status: 503, allowed: false, reason: { rule: "store_unavailable" } });
+      for (const value of Object.values(d.headers)) expect(value).not.toMatch(/NaN/);
+    }
+  });
+
   it("failOpen: true lets the request through uncounted, and the reason says so", async () => {
     const policy = createPolicy({ store: new RedisStore({ redis: broken, prefix: prefix() }), clock: () => T0, failOpen: true });
     const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
