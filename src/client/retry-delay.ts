@@ -63,6 +63,9 @@ function readRetryAfter(value: string | null, now: () => number): { count: numbe
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return { count: Number(text) };
+  // an HTTP date names a month and a time of day (IMF-fixdate, RFC 850, asctime); anything else
+  // ("1.5", "-1", which Date.parse reads as past dates) is unreadable, never "retry now"
+  if (!/[A-Za-z]{3}/.test(text) || !/\d{1,2}:\d{2}:\d{2}/.test(text)) return undefined;
   const at = Date.parse(text);
   return Number.isFinite(at) ? { ms: Math.max(0, at - now()) } : undefined;
 }

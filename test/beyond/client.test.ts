@@ -152,6 +152,17 @@ describe("retryDelay: how long to wait, from the server's own answer (spec §7, 
     const at = new Date(T0 + 90_000).toUTCString();
     expect(await retryDelay(new Response(null, { status: 429, headers: { "Retry-After": at } }), { now: () => T0 })).toBe(90_000);
     expect(await retryDelay(new Response(null, { status: 429, headers: { "RateLimit-Remaining": "0", "RateLimit-Reset": "7" } }))).toBe(7_000);
+    // the other two date forms RFC 9110 reads
+    expect(await retryDelay(new Response(null, { status: 503, headers: { "Retry-After": "Sunday, 22-Nov-26 10:01:30 GMT" } }), { now: () => T0 })).toBe(90_000);
+  });
+
+  it("spec §7 'not before Retry-After': a Retry-After that is neither whole seconds nor a date (1.5, -1) is not read as retry-now (found by a black-box review)", async () => {
+    for (const value of ["1.5", "-1", "1e3", "soon"]) {
+      const refused = new Response(null, { status: 429, headers: { "Retry-After": value, "RateLimit-Remaining": "0", "RateLimit-Reset": "7" } });
+      expect(await retryDelay(refused, { now: () => T0 }), value).toBe(7_000);
+      const unavailable = new Response(null, { status: 503, headers: { "Retry-After": value } });
+      expect(await retryDelay(unavailable, { now: () => T0, random: () => 0 }), value).toBeGreaterThan(0);
+    }
   });
 
   it("spec §7 insufficient_scope 'Retrying: no': 403, 404, 409 and 400 answer undefined", async () => {
