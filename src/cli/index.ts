@@ -13,7 +13,7 @@ import { emptyUsage } from "../snapshot.js";
 import { credentialFromScopes } from "../oauth.js";
 import { PolicyConfigError } from "../errors.js";
 import { FAMILIES } from "../permissions.js";
-import type { Credential, PolicyRequest } from "../types.js";
+import type { Credential, Decision, PolicyRequest } from "../types.js";
 import { CliError } from "./cli-error.js";
 import { loadConfig } from "./config-file.js";
 import { permissionTable } from "./permission-table.js";
@@ -72,6 +72,28 @@ async function jsonArgument(value: string, name: string): Promise<unknown> {
   }
 }
 
+/** What `explain` prints for one decision. */
+function explainText(e: { method: string; path: string; newsletter: string | undefined; role: string; hinted: boolean; credential: Credential; decision: Decision; words: string }): string {
+  const { method, path, newsletter, role, hinted, credential, decision, words } = e;
+  const grants = Object.entries((newsletter === undefined ? undefined : credential.newsletters?.[newsletter]) ?? {})
+    .map(([f, l]) => `${f}: ${l}`)
+    .join(", ");
+  const unresolved = decision.reason.rule === "no_reach" && decision.reason.cause === "unresolved";
+  return [
+    `${method.toUpperCase()} ${path}`,
+    newsletter === undefined
+      ? `  credential ${credential.id} (${credential.kind}), on no newsletter${credential.account ? ", granted account: read" : ""}`
+      : `  credential ${credential.id} (${credential.kind}) on ${newsletter} as ${role}, granted ${grants || "nothing"}${credential.account ? " + account: read" : ""}`,
+    "",
+    `Decision: ${decision.allowed ? "allowed" : "refused"} ${decision.status}${decision.body ? ` ${decision.body.error.code}` : ""}${decision.operation ? ` (operation ${decision.operation})` : ""}${decision.view ? `, view ${decision.view}` : ""}`,
+    `Reason:   ${words}`,
+    "Headers:",
+    ...Object.entries(decision.headers).map(([name, value]) => `  ${name}: ${value}`),
+    ...(decision.body ? ["Body:", JSON.stringify(decision.body, null, 2).replace(/^/gm, "  ")] : []),
+    ...(unresolved && !hinted ? ["", "Hint: the path names no newsletter; give --newsletter ID (the newsletter that owns the resource)."] : []),
+  ].join("\n");
+}
+
 async function explain(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -91,41 +113,29 @@ async function explain(args: string[], io: Io): Promise<number> {
   if (positionals.length !== 2) throw new CliError("explain needs METHOD and PATH, e.g. explain GET /newsletters/nl_1/subscribers");
   const [method, path] = positionals as [string, string];
   const config = await loadConfig(values.config);
+  if (!path.startsWith("/")) throw new CliError(`PATH must start with "/": ${path.slice(0, 80)}`);
+  // an account operation (GET /me, GET /rate-limit) needs none; for /articles/… and the like the
+  // policy answers 404 unresolved, and the output says to give --newsletter
   const newsletter = values.newsletter ?? /^\/newsletters\/([^/?#]+)/.exec(path)?.[1];
-  if (newsletter === undefined) throw new CliError("--newsletter is needed: the path names no newsletter");
   if (values.kind !== "api_key" && values.kind !== "oauth") throw new CliError(`--kind must be api_key or oauth`);
   let credential: Credential;
   if (values.credential !== undefined) {
     credential = (await jsonArgument(values.credential, "--credential")) as Credential;
   } else {
     if (values.grants === undefined) throw new CliError("explain needs --grants (or --credential)");
-    credential = { ...credentialFromScopes({ id: "cli_key", scope: parseGrants(values.grants), newsletters: [newsletter] }), kind: values.kind };
+    credential = { ...credentialFromScopes({ id: "cli_key", scope: parseGrants(values.grants), newsletters: newsletter === undefined ? [] : [newsletter] }), kind: values.kind };
   }
-  const request: PolicyRequest = { method, path, newsletter };
+  const request: PolicyRequest = newsletter === undefined ? { method, path } : { method, path, newsletter };
   if (values.body !== undefined) request.body = await jsonArgument(values.body, "--body");
   if (values["idempotency-key"] !== undefined) request.idempotencyKey = values["idempotency-key"];
-  const roles = { [newsletter]: values.role! };
+  const roles: Record<string, string> = newsletter === undefined ? {} : { [newsletter]: values.role! };
   const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: Date.UTC(2026, 0, 1, 12), config });
   const words = reasonInWords(decision);
   if (values.json) {
     io.out(JSON.stringify({ request, credential, roles, decision, reason: words }, null, 2));
     return 0;
   }
-  const grants = Object.entries(credential.newsletters?.[newsletter] ?? {})
-    .map(([f, l]) => `${f}: ${l}`)
-    .join(", ");
-  io.out(
-    [
-      `${method.toUpperCase()} ${path}`,
-      `  credential ${credential.id} (${credential.kind}) on ${newsletter} as ${values.role}, granted ${grants || "nothing"}${credential.account ? " + account: read" : ""}`,
-      "",
-      `Decision: ${decision.allowed ? "allowed" : "refused"} ${decision.status}${decision.body ? ` ${decision.body.error.code}` : ""}${decision.operation ? ` (operation ${decision.operation})` : ""}${decision.view ? `, view ${decision.view}` : ""}`,
-      `Reason:   ${words}`,
-      "Headers:",
-      ...Object.entries(decision.headers).map(([name, value]) => `  ${name}: ${value}`),
-      ...(decision.body ? ["Body:", JSON.stringify(decision.body, null, 2).replace(/^/gm, "  ")] : []),
-    ].join("\n"),
-  );
+  io.out(explainText({ method, path, newsletter, role: values.role!, hinted: values.newsletter !== undefined, credential, decision, words }));
   return 0;
 }
 
@@ -169,7 +179,10 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
     compared = { configName: values.compare!, config: other, result: otherResult, comparison: compare(result, otherResult) };
   }
   if (values.html !== undefined) {
-    await writeFile(values.html, reportHtml({ trace, configName, config, result, ...(compared && { other: compared }) }));
+    const report = reportHtml({ trace, configName, config, result, ...(compared && { other: compared }) });
+    await writeFile(values.html, report).catch((error: Error) => {
+      throw new CliError(`--html: cannot write ${values.html}: ${error.message}`);
+    });
   }
   if (values.json) {
     io.out(JSON.stringify({ trace, config: configName, summary: result.summary, totals: result.totals, ...(compared && { compare: { config: compared.configName, summary: compared.result.summary, totals: compared.result.totals, rows: compared.comparison.rows, changed: compared.comparison.changed } }) }, null, 2));

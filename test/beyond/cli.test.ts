@@ -136,6 +136,28 @@ describe("npx newsletter-policy replay", () => {
     const grants = await cli(["explain", "--grants", "audience:admin", "GET", "/newsletters/nl_1/subscribers"]);
     expect(grants.code).toBe(2);
     expect(grants.stderr).toContain('"audience:admin" is not <family>:<level>');
+    // found by a black-box review: an unwritable --html path ended in a stack trace (exit 1)
+    const html = await cli(["replay", "examples/trace.jsonl", "--html", join(dir, "no", "such", "dir", "r.html")]);
+    expect(html.code).toBe(2);
+    expect(html.stderr).toContain("--html: cannot write");
+    expect(html.stderr).not.toMatch(/\n\s+at /);
+    const relative = await cli(["explain", "--grants", "content:read", "GET", "newsletters/nl_1/articles"]);
+    expect(relative.code).toBe(2);
+    expect(relative.stderr).toContain('PATH must start with "/"');
+  });
+
+  it("account operations (GET /me, GET /rate-limit) are explained without a newsletter (docs/cli.md: --grants account:read for GET /me; found by a black-box review)", async () => {
+    const me = await cli(["explain", "--grants", "account:read", "GET", "/me"]);
+    expect(me.code).toBe(0);
+    expect(me.stdout).toContain("Decision: allowed 200 (operation me.get)");
+    const limits = await cli(["explain", "--grants", "content:read", "GET", "/rate-limit"]);
+    expect(limits.code).toBe(0);
+    expect(limits.stdout).toContain("Decision: allowed 200");
+    // a path whose newsletter the policy must be told: answered 404 unresolved, with the hint
+    const send = await cli(["explain", "--grants", "sending:write", "POST", "/articles/a_1/send"]);
+    expect(send.code).toBe(0);
+    expect(send.stdout).toContain("Decision: refused 404 not_found");
+    expect(send.stdout).toContain("give --newsletter ID");
   });
 });
 
