@@ -2,7 +2,6 @@
  * Request ids (DESIGN §13, §14): `req_<id>`, from the host's id, the policy's generator, or, in the
  * pure API, derived from the inputs so that the same inputs always give the same id.
  */
-import { canonicalJson } from "./fingerprint.js";
 import { FNV_BASIS, FNV_BASIS_2, FNV_PRIME, FNV_PRIME_2 } from "./hash.js";
 import type { DescriptorRead } from "./request.js";
 
@@ -165,19 +164,14 @@ function hashHex(): string {
   );
 }
 
-/** How much of a body's canonical JSON an id is derived from. */
-const BODY_FED = 65_536;
-
 /**
  * A short stable id derived from the inputs of a pure decision (DESIGN §14): 64 bits, the FNV-1a
  * hash of the text below with two bases and primes, written as 16 hex digits. The text, parts joined
  * by NUL: the subject; `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` (each field a string's first 512
  * characters or the value's type) followed by ` name=v1,v2` per query parameter (values to 512
- * characters); when there is a body, its canonical JSON (fingerprint.ts, keys in any order read
- * alike) to 64 KiB; `now`; `seq`. The descriptor is read as `plan` read it (once, plain values
- * only), each field bounded, so it never throws and a 10 MB path costs what a short one does; a
- * body is written out once (as long as the host's parser made it) and fed to 64 KiB. The rest of
- * the text is fed to the hashes piece by piece, never built.
+ * characters); `now`; `seq`. The descriptor is read as `plan` read it (once, plain values only), each
+ * part bounded, so it never throws and costs the same for a 10 MB string as for a short one. The
+ * text is fed to the hashes piece by piece, never built.
  */
 export function inputId(subject: string, read: DescriptorRead, now: number, seq: number): string {
   hash[0] = FNV_BASIS;
@@ -188,11 +182,6 @@ export function inputId(subject: string, read: DescriptorRead, now: number, seq:
   feedField(32, read.idempotencyKey);
   feedField(32, read.newsletter);
   if (read.query instanceof Map) for (const [name, values] of read.query as ReadonlyMap<string, readonly string[]>) feedParam(name, values);
-  if (read.body !== undefined) {
-    // two requests that differ only in their body (another recipient list) are two requests
-    const body = canonicalJson(read.body);
-    feed(0, body, body.length < BODY_FED ? body.length : BODY_FED);
-  }
   feedNumber(0, now);
   feedNumber(0, seq);
   return hashHex();
