@@ -101,7 +101,7 @@ describe("insurance: the main store fails → the insurance store decides with e
     const { main, check } = setUp(0.5);
     main.down = true;
     let reads = 0;
-    // a hostile descriptor: its path is the subscribers list on the first read (two traps), the articles
+    // a hostile descriptor: its path is the subscribers list on the first read (one trap), the articles
     // list after, and the articles list to a plain `get` too (which the reader must not use)
     const descriptor = new Proxy(
       { method: "GET", path: "/newsletters/nl_1/articles" },
@@ -109,7 +109,7 @@ describe("insurance: the main store fails → the insurance store decides with e
         getOwnPropertyDescriptor(target, name) {
           if (name !== "path") return Reflect.getOwnPropertyDescriptor(target, name);
           reads++;
-          return { value: reads <= 2 ? "/newsletters/nl_1/subscribers" : "/newsletters/nl_1/articles", writable: true, enumerable: true, configurable: true };
+          return { value: reads <= 1 ? "/newsletters/nl_1/subscribers" : "/newsletters/nl_1/articles", writable: true, enumerable: true, configurable: true };
         },
         get(target, name, receiver) {
           if (name === "path") reads++;
@@ -118,7 +118,7 @@ describe("insurance: the main store fails → the insurance store decides with e
       },
     );
     const decision = await check(descriptor as PolicyRequest);
-    expect(reads).toBe(2); // one read of the field: Object.hasOwn, then its descriptor
+    expect(reads).toBe(1); // one read of the field: its descriptor
     expect(decision).toMatchObject({ degraded: true, operation: "subscribers.list", status: 200 });
   });
 });
