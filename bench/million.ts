@@ -4,7 +4,7 @@
  * timed loop only, not of the fill) and what the garbage collector promotes. Run it under
  * `node --trace-gc-nvp` and sum the `promoted=` of the scavenges after the "timed loop" line:
  *
- *   npx tsup bench/million.ts --no-config --format esm --platform node --target node20 --out-dir .bench --external immer --silent
+ *   npm run bench:million          # builds .bench/million.js (the build is that script's, in package.json) and runs it once
  *   node --trace-gc-nvp .bench/million.js | awk '/timed loop/{on=1} on && /gc=s /{for(i=1;i<=NF;i++) if($i ~ /^promoted=/){split($i,a,"=");p+=a[2]}} END{print p, "bytes promoted"}'
  *
  * Environment: BENCH_MILLION (1 000 000 credentials), BENCH_N (1 500 000 checks), BENCH_PROFILE.

@@ -14,26 +14,30 @@ export interface Hooks {
   storeFailed(error: unknown, decision: Decision): void;
 }
 
-/** The hooks of a policy's options. */
-export function hooksOf({ onDecision, onStoreError, onHookError }: Pick<CreatePolicyOptions, "onDecision" | "onStoreError" | "onHookError">): Hooks {
-  /** Tells the host's error hook; if that throws too, there is nothing more to tell. */
-  function report(error: unknown, decision: Decision): void {
+/**
+ * Runs a host hook so that it cannot break the request it is told of: a throw, or the rejection of
+ * what it returns, goes to `onError`; if that throws too, there is nothing more to tell. Used by
+ * `createPolicy`'s hooks and by the adapters' `onDecision`.
+ */
+export function callHook(run: () => unknown, onError: ((error: unknown) => void) | undefined): void {
+  const report = (error: unknown): void => {
     try {
-      onHookError?.(error, decision);
+      onError?.(error);
     } catch {
       // dropped: a hook never breaks a request
     }
+  };
+  try {
+    const result = run();
+    if (isThenable(result)) result.then(undefined, report);
+  } catch (error) {
+    report(error);
   }
+}
 
-  /** A host hook must not break the request it is told of: a throw or a rejection goes to onHookError. */
-  function hook(run: () => unknown, decision: Decision): void {
-    try {
-      const result = run();
-      if (isThenable(result)) result.then(undefined, (error: unknown) => report(error, decision));
-    } catch (error) {
-      report(error, decision);
-    }
-  }
+/** The hooks of a policy's options. */
+export function hooksOf({ onDecision, onStoreError, onHookError }: Pick<CreatePolicyOptions, "onDecision" | "onStoreError" | "onHookError">): Hooks {
+  const hook = (run: () => unknown, decision: Decision): void => callHook(run, onHookError === undefined ? undefined : (error) => onHookError(error, decision));
 
   return {
     decided(decision) {

@@ -3,6 +3,7 @@
  * programming mistakes, so they throw PolicyConfigError naming the field (DESIGN §10).
  */
 import { PolicyConfigError } from "./errors.js";
+import { isThenable } from "./thenable.js";
 import type { Usage, UsageData } from "./snapshot.js";
 import { MAX_TIME } from "./time.js";
 import type { Credential, Roles } from "./types.js";
@@ -51,7 +52,7 @@ export function assertRoles(roles: unknown): asserts roles is Roles {
 export function assertRole(role: unknown, newsletter: string, fromFunction: boolean): void {
   if (role === undefined || role === null || typeof role === "string") return;
   const shown = newsletter.slice(0, 64);
-  if (typeof (role as { then?: unknown }).then === "function") {
+  if (isThenable(role)) {
     throw new PolicyConfigError("roles", `gave a Promise for "${shown}": resolve the roles before the call (an adapter's who() may be async); a roles function must answer synchronously`);
   }
   if (!fromFunction) throw new PolicyConfigError(`roles.${shown}`, `must be a role's name (a string); got ${shapeOf(role)}`);

@@ -6,7 +6,7 @@
 import type { CompiledConfig } from "./config.js";
 import { PolicyConfigError } from "./errors.js";
 import { withNumbers } from "./limits.js";
-import type { PolicyStore } from "./store.js";
+import { isPolicyStore, type PolicyStore } from "./store.js";
 
 /**
  * Options of `createPolicy({ insurance })`.
@@ -28,14 +28,12 @@ export interface Insurance {
 export function assertInsurance(insurance: unknown): Insurance {
   const i = insurance as Partial<Insurance> | null;
   if (typeof i !== "object" || i === null) throw new PolicyConfigError("insurance", "must be an object { store, share }");
-  const s = i.store as Partial<PolicyStore> | null | undefined;
-  if (typeof s !== "object" || s === null || typeof s.charge !== "function" || typeof s.release !== "function" || typeof s.read !== "function") {
-    throw new PolicyConfigError("insurance.store", "must be a PolicyStore (charge, release, read), e.g. new MemoryStore()");
-  }
+  const s = i.store;
+  if (!isPolicyStore(s)) throw new PolicyConfigError("insurance.store", "must be a PolicyStore (charge, release, read), e.g. new MemoryStore()");
   if (typeof i.share !== "number" || !Number.isFinite(i.share) || i.share <= 0 || i.share > 1) {
     throw new PolicyConfigError("insurance.share", `must be a number with 0 < share ≤ 1 (e.g. 1 / number of processes); got ${String(i.share)}`);
   }
-  return { store: s as PolicyStore, share: i.share };
+  return { store: s, share: i.share };
 }
 
 /** A limit × share, rounded down: never more than the share (a hair of float error is forgiven). */

@@ -91,7 +91,6 @@ export class MemoryStore implements PolicyStore {
    */
   charge(request: ChargeRequest): ChargeOutcome {
     this.expire(request.now, this.expirePerCall);
-    this.forgetPlaces();
     return runCharge(this.tx, request);
   }
 
@@ -118,7 +117,6 @@ export class MemoryStore implements PolicyStore {
    * const [general] = store.read([{ key: "b:general", limit: 600, windowMs: 60_000 }], Date.now());
    */
   read(budgets: readonly BudgetCharge[], now: number): WindowReading[] {
-    this.forgetPlaces();
     return budgets.map((b) => readWindow(this.tx, b, now));
   }
 
@@ -220,36 +218,48 @@ export class MemoryStore implements PolicyStore {
   private readonly scratch = { start: 0, count: 0, expiresAt: 0 };
 
   /**
-   * The last two windows the call in hand read, by their budget charge, newest first: the charge
-   * algorithm reads every budget and then writes them, so a write finds its window's place without a
-   * second lookup. Forgotten at the start of every call (a place is good until a window is deleted).
+   * The last two windows read, by their budget charge, newest first, each with the table's count of
+   * deletions then: the charge algorithm reads every budget and then writes them, so a write finds
+   * its window's place without a second lookup. A place is good until a window is deleted (writes
+   * move no window), which the count tells: no caller has to remember to forget them.
    */
   private read0: BudgetCharge | undefined;
   private place0 = -1;
+  private deletions0 = -1;
   private read1: BudgetCharge | undefined;
   private place1 = -1;
-
-  private forgetPlaces(): void {
-    this.read0 = this.read1 = undefined;
-  }
+  private deletions1 = -1;
 
   private readWindowOf(b: BudgetCharge): WindowRecord | undefined {
     const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
     const place = this.windows.locate(subject, this.windows.idOf(budget));
     this.read1 = this.read0;
     this.place1 = this.place0;
+    this.deletions1 = this.deletions0;
     this.read0 = b;
     this.place0 = place;
+    this.deletions0 = this.windows.deletions;
     return place < 0 ? undefined : this.windows.readAt(place, this.scratch);
   }
 
+  /** Where `b`'s window was read, while that place is still good; -1 otherwise. */
+  private placeRead(b: BudgetCharge): number {
+    const deletions = this.windows.deletions;
+    if (b === this.read0 && deletions === this.deletions0) return this.place0;
+    if (b === this.read1 && deletions === this.deletions1) return this.place1;
+    return -1;
+  }
+
   private writeWindowOf(b: BudgetCharge, record: WindowRecord): void {
-    const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
     const expiresAt = record.start + b.windowMs;
-    const place = b === this.read0 ? this.place0 : b === this.read1 ? this.place1 : -1;
-    const moved = place >= 0 ? this.windows.writeAt(place, record.start, record.count, expiresAt) : this.windows.set(subject, this.windows.idOf(budget), record.start, record.count, expiresAt);
-    // a new window, or its end moved: the wheel needs the end (the budget's id looked up only then)
-    if (moved) this.schedule(WINDOW + this.windows.idOf(budget), subject, expiresAt);
+    const place = this.placeRead(b);
+    // the common write: the window read, its end unmoved; no key parts, no budget id looked up
+    if (place >= 0 && !this.windows.writeAt(place, record.start, record.count, expiresAt)) return;
+    const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
+    const id = this.windows.idOf(budget);
+    if (place < 0 && !this.windows.set(subject, id, record.start, record.count, expiresAt)) return;
+    // a new window, or its end moved: the wheel needs the end
+    this.schedule(WINDOW + id, subject, expiresAt);
   }
 
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */

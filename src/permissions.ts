@@ -104,6 +104,9 @@ export function isReadOnly(levels: Effective): boolean {
   );
 }
 
+/** `<family>: <level>` of every family and granted level, written once. */
+const HELD = Object.fromEntries(FAMILIES.map((f) => [f, { read: `${f}: read`, write: `${f}: write` }])) as Record<Family, Record<GrantedLevel, Requirement>>;
+
 /** What the credential holds, in `<family>: <level>` form, for messages (spec §7). */
 export function heldPermissions(levels: Effective): string[] {
   // the six families by name, in FAMILIES order (a loop over FAMILIES read each by a keyed load)
@@ -116,6 +119,3 @@ export function heldPermissions(levels: Effective): string[] {
   if (levels.webhooks !== "none") held.push(HELD.webhooks[levels.webhooks]);
   return held;
 }
-
-/** `<family>: <level>` of every family and granted level, written once. */
-const HELD = Object.fromEntries(FAMILIES.map((f) => [f, { read: `${f}: read`, write: `${f}: write` }])) as Record<Family, Record<GrantedLevel, Requirement>>;

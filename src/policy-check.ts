@@ -12,7 +12,7 @@ import { plan, type Plan } from "./plan.js";
 import { present } from "./render.js";
 import { readDescriptor, type DescriptorRead } from "./request.js";
 import { isThenable } from "./thenable.js";
-import { outcomeProblem, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "./store.js";
+import { checkedOutcome, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "./store.js";
 import { subjectKeysOf } from "./store-keys.js";
 import type { Decision, PolicyRequest, ReleaseTicket, Who } from "./types.js";
 
@@ -29,11 +29,6 @@ export interface PolicyContext {
   readonly hooks: Hooks;
   /** Tickets of cap charges the insurance store made: their release goes there. */
   readonly insuredTickets: WeakSet<ReleaseTicket>;
-}
-
-/** A store's answer that cannot be rendered (see `outcomeProblem`): a store failure like any other. */
-class StoreReplyError extends Error {
-  override readonly name = "StoreReplyError";
 }
 
 function describe(error: unknown): string {
@@ -55,9 +50,7 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
   const charge = chargeRequest(replanned, subjectKeysOf(who.credential), scaled, t, requestId);
   let outcome: ChargeOutcome;
   try {
-    outcome = await insurance.store.charge(charge);
-    const problem = outcomeProblem(charge, outcome);
-    if (problem !== undefined) throw new StoreReplyError(problem);
+    outcome = checkedOutcome(charge, await insurance.store.charge(charge));
   } catch (second) {
     const error = `${describe(first.error)}; insurance store: ${describe(second)}`;
     return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: ctx.failOpen }, config, t, requestId);
@@ -92,9 +85,7 @@ export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who
   try {
     const pending = ctx.store.charge(charge);
     // a store that answers synchronously (MemoryStore) is not made to wait a microtask turn
-    outcome = isThenable(pending) ? await pending : pending;
-    const problem = outcomeProblem(charge, outcome);
-    if (problem !== undefined) throw new StoreReplyError(problem);
+    outcome = checkedOutcome(charge, isThenable(pending) ? await pending : pending);
   } catch (error) {
     return failed(ctx, read, who, config, t, requestId, { planned, charge, error });
   }

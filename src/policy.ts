@@ -16,7 +16,7 @@ import { MemoryStore } from "./memory-store.js";
 import { check, type PolicyContext } from "./policy-check.js";
 import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
-import { readingsProblem, type PolicyStore, type WindowReading } from "./store.js";
+import { checkedReadings, isPolicyStore } from "./store.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
 import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
@@ -46,13 +46,6 @@ async function reset(ctx: PolicyContext, target: ResetTarget): Promise<void> {
   if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
 }
 
-/** A store's readings of `budgets`, or a store failure when they cannot be rendered (never `NaN` in the body). */
-function readable(budgets: readonly unknown[], readings: readonly WindowReading[]): readonly WindowReading[] {
-  const problem = readingsProblem(budgets.length, readings);
-  if (problem !== undefined) throw new Error(`newsletter-policy: ${problem}`);
-  return readings;
-}
-
 /** `policy.status`: every budget's figures, read without charging (from the insurance store when the main one fails). */
 async function status(ctx: PolicyContext, credential: Credential, options: StatusOptions | undefined): Promise<RateLimitStatus> {
   assertCredential(credential);
@@ -62,11 +55,11 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
   let budgets = effective.budgets;
   let readings;
   try {
-    readings = readable(budgets, await ctx.store.read(budgetCharges(keys, budgets), t));
+    readings = checkedReadings(budgets.length, await ctx.store.read(budgetCharges(keys, budgets), t));
   } catch (error) {
     if (ctx.insurance === undefined) throw error;
     budgets = insured(effective, ctx.insurance.share).budgets;
-    readings = readable(budgets, await ctx.insurance.store.read(budgetCharges(keys, budgets), t));
+    readings = checkedReadings(budgets.length, await ctx.insurance.store.read(budgetCharges(keys, budgets), t));
   }
   const out: RateLimitStatus["budgets"] = {};
   budgets.forEach((b, i) => {
@@ -81,8 +74,7 @@ const OPTIONS = ["store", "config", "clock", "generateId", "failOpen", "onStoreE
 function checkOptions(options: CreatePolicyOptions): void {
   const given = record(options, "options", "an object of createPolicy options");
   knownKeys(given, "", OPTIONS);
-  const store = options.store as Partial<PolicyStore> | null | undefined;
-  if (store !== undefined && (typeof store !== "object" || store === null || typeof store.charge !== "function" || typeof store.release !== "function" || typeof store.read !== "function")) {
+  if (options.store !== undefined && !isPolicyStore(options.store)) {
     throw new PolicyConfigError("store", "must be a PolicyStore (charge, release, read), e.g. new MemoryStore() or a RedisStore");
   }
   for (const name of ["clock", "generateId", "onStoreError", "onDecision", "onHookError"] as const) {

@@ -97,11 +97,19 @@ function decisionOf(f: Facts, headers: Record<string, string>, reason: Reason, c
   return decision(f.plan, f.requestId, f.degraded, headers, reason, charged, refused, release);
 }
 
-function refusal(requestId: string, docsUrl: string, status: RefusalStatus, code: ErrorCode, message: string, param?: string, allowedValues?: readonly string[]): Refused {
+/**
+ * An error body in the spec's shape (§7, DESIGN §13): exactly its fields, `param` and
+ * `allowed_values` left out when they do not apply. The adapters answer `GET /rate-limit`'s 503 with it.
+ */
+export function errorBody(requestId: string, docsUrl: string, code: ErrorCode, message: string, param?: string, allowedValues?: readonly string[]): { error: ErrorObject } {
   const error: ErrorObject = { code, message, request_id: requestId, docs_url: `${docsUrl}/${code}` };
   if (param !== undefined) error.param = param;
   if (allowedValues !== undefined) error.allowed_values = [...allowedValues];
-  return { status, body: { error } };
+  return { error };
+}
+
+function refusal(requestId: string, docsUrl: string, status: RefusalStatus, code: ErrorCode, message: string, param?: string, allowedValues?: readonly string[]): Refused {
+  return { status, body: errorBody(requestId, docsUrl, code, message, param, allowedValues) };
 }
 
 /** The plan's refusal (400, 403, 404): no facts object, as this is the common refusal. */

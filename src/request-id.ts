@@ -51,7 +51,7 @@ export function randomId(): string {
  */
 export function requestIds(generateId: () => string): (given: string | undefined) => string {
   if (generateId !== randomId) return (given) => requestIdOf(given, generateId);
-  return (given) => (given === undefined || given === "req_" ? nextId("req_") : requestIdOf(given, randomId));
+  return (given) => hostRequestId(given) ?? nextId("req_");
 }
 
 /**
@@ -186,17 +186,26 @@ export function inputId(subject: string, read: DescriptorRead, now: number, seq:
   feedNumber(0, seq);
   return hashHex();
 }
+
 /**
- * The request id of a pure decision: the host's (see {@link requestIdOf}), else `req_` and the id
- * {@link inputId} derives from the inputs (no closure made per decision to defer it).
+ * The host's request id as a decision carries it (DESIGN §13: `req_<id>`, prefixed when it lacks
+ * `req_`), or undefined when it gave none (or an empty one): then an id is made. The one rule
+ * of a host's id, for every way an id is made below.
+ */
+function hostRequestId(given: string | undefined): string | undefined {
+  if (given === undefined || given === "req_") return undefined;
+  return given.startsWith("req_") ? given : `req_${given}`;
+}
+
+/**
+ * The request id of a pure decision: the host's, else `req_` and the id {@link inputId} derives
+ * from the inputs (no closure made per decision to defer it).
  */
 export function derivedRequestId(given: string | undefined, subject: string, read: DescriptorRead, now: number, seq: number): string {
-  if (given === undefined || given === "req_") return `req_${inputId(subject, read, now, seq)}`;
-  return given.startsWith("req_") ? given : `req_${given}`;
+  return hostRequestId(given) ?? `req_${inputId(subject, read, now, seq)}`;
 }
 
 /** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */
 export function requestIdOf(given: string | undefined, fallback: () => string): string {
-  if (given === undefined || given === "req_") return `req_${fallback()}`;
-  return given.startsWith("req_") ? given : `req_${given}`;
+  return hostRequestId(given) ?? `req_${fallback()}`;
 }

@@ -13,24 +13,23 @@ export function decode(text: string): string | null {
   }
 }
 
-/** An own data property, read once; `UNREADABLE` when it is an accessor or a trap throws. */
+/** What a read answers for an accessor, or when a trap throws. */
 export const UNREADABLE: unique symbol = Symbol("unreadable");
 
+/** An own data property, read once; `UNREADABLE` when it is an accessor or a trap throws. */
 export function ownValue(object: object, name: string): unknown {
   try {
     // most fields are absent: the own-property test is a fast builtin, the descriptor an allocation
     if (!Object.hasOwn(object, name)) return undefined;
-    const property = Object.getOwnPropertyDescriptor(object, name);
-    if (property === undefined) return undefined;
-    return "value" in property ? property.value : UNREADABLE;
   } catch {
     return UNREADABLE;
   }
+  return presentValue(object, name);
 }
 
 /**
- * {@link ownValue} for a property that is usually there (a descriptor's `method` and `path`): the
- * descriptor at once, without the own-property test first (which pays off only for absent ones).
+ * {@link ownValue} without the own-property test first, for a property that is usually there (a
+ * descriptor's `method` and `path`): the test pays off only for absent ones.
  */
 export function presentValue(object: object, name: string): unknown {
   try {

@@ -143,6 +143,9 @@ export function inLayout(usage: UsageData): UsageData {
  * handed back through immer (immer.ts).
  */
 export function nextUsage(base: UsageData, seq: number, at: number | undefined, windows: UsageData["windows"], caps: UsageData["caps"], keys: UsageData["keys"]): Usage {
+  // every writer places an older snapshot's windows anew first (inLayout): stamping this layout over
+  // windows in the old places would make their reads miss them, and admit past the budgets
+  if (base.layout !== LAYOUT) throw new Error("newsletter-policy: internal: a change of a snapshot not in the current layout (pass it through inLayout first)");
   const layout = LAYOUT;
   const top: UsageData = at === undefined ? { seq, windows, caps, keys, layout } : { seq, at, windows, caps, keys, layout };
   return nextSnapshot(base, top) as unknown as Usage;

@@ -85,13 +85,27 @@ export type ChargeOutcome = OutcomeBase &
   | { readonly kind: "cap_reached"; readonly count: number }
   );
 
+/**
+ * A store's answer that cannot be rendered ({@link checkedOutcome}, {@link checkedReadings}): a
+ * store failure like any other (DESIGN §12).
+ */
+export class StoreReplyError extends Error {
+  override readonly name = "StoreReplyError";
+}
+
+/** Whether `value` has what `createPolicy` calls of a store (its `store` and `insurance.store` options). */
+export function isPolicyStore(value: unknown): value is PolicyStore {
+  const s = value as Partial<PolicyStore> | null;
+  return typeof s === "object" && s !== null && typeof s.charge === "function" && typeof s.release === "function" && typeof s.read === "function";
+}
+
 /** A reading that can be rendered: whole, finite numbers, no count below zero. */
 function readable(w: WindowReading | undefined): boolean {
   return typeof w === "object" && w !== null && Number.isFinite(w.count) && w.count >= 0 && Number.isFinite(w.resetAt);
 }
 
 /** What is wrong with a store's readings of `count` budgets (`read`), or undefined when they can be rendered. */
-export function readingsProblem(count: number, readings: readonly WindowReading[]): string | undefined {
+function readingsProblem(count: number, readings: readonly WindowReading[]): string | undefined {
   if (!Array.isArray(readings) || readings.length !== count) return `the store answered ${Array.isArray(readings) ? readings.length : "no"} windows for ${count} budgets`;
   for (const w of readings) if (!readable(w)) return "the store answered a window that is not a count and a reset time";
   return undefined;
@@ -103,7 +117,7 @@ export function readingsProblem(count: number, readings: readonly WindowReading[
  * Redis reply that does not add up, a host's store with a bug) has failed: the policy answers as
  * for any store failure (503, or fail-open), never with `NaN` in a header or a TypeError.
  */
-export function outcomeProblem(request: ChargeRequest, outcome: ChargeOutcome): string | undefined {
+function outcomeProblem(request: ChargeRequest, outcome: ChargeOutcome): string | undefined {
   if (typeof outcome !== "object" || outcome === null) return "the store answered no outcome";
   const windows = readingsProblem(request.budgets.length, outcome.windows);
   if (windows !== undefined) return windows;
@@ -119,6 +133,20 @@ export function outcomeProblem(request: ChargeRequest, outcome: ChargeOutcome): 
     default:
       return `the store answered an outcome of unknown kind ${String((outcome as { kind?: unknown }).kind).slice(0, 32)}`;
   }
+}
+
+/** `outcome` when it can be rendered for `request`; else throws {@link StoreReplyError} (see `outcomeProblem`). */
+export function checkedOutcome(request: ChargeRequest, outcome: ChargeOutcome): ChargeOutcome {
+  const problem = outcomeProblem(request, outcome);
+  if (problem !== undefined) throw new StoreReplyError(problem);
+  return outcome;
+}
+
+/** `readings` when there is one readable window per budget; else throws {@link StoreReplyError}. */
+export function checkedReadings(count: number, readings: readonly WindowReading[]): readonly WindowReading[] {
+  const problem = readingsProblem(count, readings);
+  if (problem !== undefined) throw new StoreReplyError(problem);
+  return readings;
 }
 
 /**

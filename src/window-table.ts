@@ -43,6 +43,7 @@ export class WindowTable {
   /** The page new groups go to while it has room. */
   private current = 0;
   private windows = 0;
+  private deleted = 0;
   /** The subject last looked up and its first group: a charge reads its windows and then writes them. */
   private lastSubject: string | undefined;
   private lastHead = -1;
@@ -50,6 +51,11 @@ export class WindowTable {
   /** Windows held. */
   get size(): number {
     return this.windows;
+  }
+
+  /** Windows deleted so far: a place ({@link locate}) is good while this has not changed. */
+  get deletions(): number {
+    return this.deleted;
   }
 
   /** The id of a budget name, the same for the table's life (the expiry wheel keeps it). */
@@ -153,18 +159,10 @@ export class WindowTable {
     return moved;
   }
 
-  /** The window of `subject`'s budget `id`, as a fresh record. */
+  /** The window of `subject`'s budget `id`, as a fresh record (for tests and tools; the store reads by place). */
   get(subject: string, id: number): (WindowRecord & { expiresAt: number }) | undefined {
-    return this.read(subject, id, { start: 0, count: 0, expiresAt: 0 });
-  }
-
-  /**
-   * The window of `subject`'s budget `id`, written into `into` (no record per read: the caller reads
-   * it at once and keeps nothing); undefined when there is none.
-   */
-  read(subject: string, id: number, into: { start: number; count: number; expiresAt: number }): (WindowRecord & { expiresAt: number }) | undefined {
     const place = this.locate(subject, id);
-    return place < 0 ? undefined : this.readAt(place, into);
+    return place < 0 ? undefined : this.readAt(place, { start: 0, count: 0, expiresAt: 0 });
   }
 
   /** When the window of `subject`'s budget `id` ends; undefined when there is none. */
@@ -199,17 +197,18 @@ export class WindowTable {
     const place = head === undefined ? -1 : this.find(head, id);
     if (place >= 0) return this.writeAt(place, start, count, expiresAt);
     this.windows++;
-    if (head !== undefined) {
-      this.writeAt(this.vacancy(head, id), start, count, expiresAt);
-      return true;
-    }
+    this.writeAt(head === undefined ? this.newChain(subject, id) : this.vacancy(head, id), start, count, expiresAt);
+    return true;
+  }
+
+  /** The first group of a subject that has none yet, with budget `id`'s window in its first place. */
+  private newChain(subject: string, id: number): Place {
     const group = this.allocate();
     this.heads.set(subject, group);
     this.lastSubject = subject;
     this.lastHead = group;
     this.setTag(group, 0, id);
-    this.writeAt(group * WIDE, start, count, expiresAt);
-    return true;
+    return group * WIDE;
   }
 
   /** Forgets the window of `subject`'s budget `id`; the subject's groups go once all its windows have. */
@@ -221,6 +220,7 @@ export class WindowTable {
     if (place < 0) return;
     this.setTag((place / WIDE) | 0, place % WIDE, 0);
     this.windows--;
+    this.deleted++;
     for (let group = head; ; ) {
       for (let i = 0; i < WIDE; i++) if (this.tag(group, i) !== 0) return;
       const next = this.tag(group, WIDE);

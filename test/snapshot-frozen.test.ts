@@ -5,7 +5,7 @@
  * and leaves it kept from an unfrozen snapshot stayed unfrozen below its frozen new ones (immer's
  * deep freeze stops at a frozen object), and a host could change them through the next snapshot.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { emptyUsage, evaluate, prune, release, reset, type Credential, type Usage } from "../src/index.js";
 import { T0, get, key, unfrozenPath } from "./fixtures.js";
 
@@ -23,7 +23,7 @@ function built(n: number): Usage {
   return usage;
 }
 
-describe("snapshots are frozen all the way down", () => {
+describe("DESIGN (pure evaluation): usage is an immutable snapshot, frozen all the way down", () => {
   const usage = built(3000);
   const restored = (): Usage => JSON.parse(JSON.stringify(usage)) as Usage;
 
@@ -55,6 +55,19 @@ describe("snapshots are frozen all the way down", () => {
   it("the host's own objects are not frozen beyond what the next snapshot keeps (from a review: an unfrozen top level over sealed kinds froze the whole snapshot on every call)", () => {
     // a host's shallow copy: its top level is the host's, its kinds the engine's (sealed)
     const copy = { ...usage } as Usage;
+    // the copy costs no more freezing than the snapshot itself: its sealed kinds are not walked again
+    const freezes = (base: Usage): number => {
+      const spy = vi.spyOn(Object, "freeze");
+      try {
+        evaluate(get("/newsletters/nl_1/subscribers"), { credential: credential(2), roles, usage: base, now: T0 + 5000 });
+        return spy.mock.calls.length;
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    expect(freezes(copy)).toBe(freezes(usage));
+    // the count sees a walk when there is one: a snapshot restored from JSON is frozen whole, once
+    expect(freezes(restored())).toBeGreaterThan(10 * freezes(usage));
     const next = evaluate(get("/newsletters/nl_1/subscribers"), { credential: credential(2), roles, usage: copy, now: T0 + 5000 }).usage;
     expect(Object.isFrozen(copy)).toBe(false);
     expect(unfrozenPath(next)).toBeUndefined();

@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { defineConfig, emptyUsage, evaluate, prune, reset, type Credential, type Decision, type PolicyRequest, type Usage } from "../src/index.js";
 import { fnv1a } from "../src/hash.js";
-import { LAYOUT, placeOf, recordsIn, usageData, windowOf, type Buckets } from "../src/snapshot.js";
+import { inLayout, LAYOUT, nextUsage, placeOf, recordsIn, usageData, windowOf, type Buckets } from "../src/snapshot.js";
 import { budgetKey, subjectOf } from "../src/store-keys.js";
 import { T0, unfrozenPath } from "./fixtures.js";
 
@@ -21,6 +21,15 @@ const config = defineConfig({ docsUrl: "https://x.invalid/e", budgets: { general
 const roles = { nl_1: "owner" } as const;
 const read: PolicyRequest = { method: "GET", path: "/newsletters/nl_1/subscribers" };
 const credentials: Credential[] = Array.from({ length: 40 }, (_, i) => ({ id: `key_${i}`, kind: "api_key", newsletters: { nl_1: { audience: "read" } } }));
+
+describe("DESIGN §2, §4: no change stamps the current layout over windows in the old places", () => {
+  it("nextUsage refuses a base that was not placed anew (inLayout) first: its windows' reads would miss them and admit past the budgets", () => {
+    const old = usageData(written_before(evaluate(read, { credential: credentials[0]!, roles, usage: emptyUsage(), now: T0, config }).usage));
+    expect(() => nextUsage(old, old.seq + 1, T0, old.windows, old.caps, old.keys)).toThrow(/inLayout/);
+    const placed = inLayout(old);
+    expect(() => nextUsage(placed, placed.seq + 1, T0, placed.windows, placed.caps, placed.keys)).not.toThrow();
+  });
+});
 
 /** A kind as the snapshots before layout 2 held it: every record by fnv1a of its whole key, in objects. */
 function oldBuckets(buckets: Buckets<unknown>): Record<string, Record<string, Record<string, unknown>>> {
@@ -51,7 +60,7 @@ function readsAlike(got: Usage, want: Usage): void {
 }
 const comparable = (d: Decision) => ({ status: d.status, headers: d.headers, code: d.body?.error.code });
 
-describe("snapshot layout 2: a credential's budget windows share a leaf; snapshots written before are read as they are", () => {
+describe("DESIGN §2, §4 (a window read from the wrong bucket is over-admission): snapshot layout 2, a credential's budget windows share a leaf; snapshots written before are read as they are", () => {
   it("placeOf: a budget window's key by the credential's part of it (its budgets together), every other key by the whole key", () => {
     const subject = subjectOf(credentials[3]!);
     expect(placeOf(budgetKey(subject, "general"))).toBe(placeOf(budgetKey(subject, "audience")));

@@ -106,9 +106,10 @@ describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () =
             model.delete(key);
           } else if (name === "get") expect(t.get(subject, id)).toEqual(model.get(key));
           else if (name === "read") {
-            // read writes into the caller's record (MemoryStore's scratch): stale fields never show through
+            // readAt writes into the caller's record (MemoryStore's scratch): stale fields never show through
             const into = { start: -1, count: -1, expiresAt: -1 };
-            const got = t.read(subject, id, into);
+            const place = t.locate(subject, id);
+            const got = place < 0 ? undefined : t.readAt(place, into);
             expect(got === undefined ? undefined : { ...got }).toEqual(model.get(key));
             if (got !== undefined) expect(got).toBe(into);
           } else expect(t.expiresAt(subject, id)).toBe(model.get(key)?.expiresAt);

@@ -6,7 +6,8 @@
  */
 import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy-types.js";
-import { isThenable } from "../thenable.js";
+import { callHook } from "../hooks.js";
+import { errorBody } from "../render.js";
 import * as say from "../messages.js";
 import type { AllowedDecision, Decision, ErrorObject, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
 
@@ -92,29 +93,15 @@ function single(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Tells the host's error hook of a failed `onDecision`; if that throws too, there is nothing more to tell. */
-function report<Req>(options: AdapterOptions<Req, unknown>, error: unknown, decision: Decision, req: Req): void {
-  try {
-    options.onHookError?.(error, decision, req);
-  } catch {
-    // dropped: a hook never breaks a request
-  }
-}
-
 /**
  * Tells `onDecision`. The decision is charged by now, so a throw or a rejection must not stop the
  * request from going on (an unanswered rejection would end the process; a throw sent to the
  * framework's error handling would skip the headers and the release of a failed send).
  */
 function tell<Req>(options: AdapterOptions<Req, unknown>, decision: Decision, req: Req): void {
-  const onDecision = options.onDecision;
+  const { onDecision, onHookError } = options;
   if (onDecision === undefined) return;
-  try {
-    const result: unknown = onDecision(decision, req);
-    if (isThenable(result)) result.then(undefined, (error: unknown) => report(options, error, decision, req));
-  } catch (error) {
-    report(options, error, decision, req);
-  }
+  callHook(() => onDecision(decision, req), onHookError === undefined ? undefined : (error) => onHookError(error, decision, req));
 }
 
 /**
@@ -164,8 +151,7 @@ export async function rateLimitAnswer(policy: Policy, who: Who, decision: Decisi
     return { status: 200, body: await rateLimitStatus(policy, who) };
   } catch (error) {
     if (error instanceof PolicyConfigError) throw error;
-    const code = "service_unavailable";
-    return { status: 503, body: { error: { code, message: say.STATUS_UNAVAILABLE, request_id: decision.requestId, docs_url: `${policy.config.docsUrl}/${code}` } } };
+    return { status: 503, body: errorBody(decision.requestId, policy.config.docsUrl, "service_unavailable", say.STATUS_UNAVAILABLE) };
   }
 }
 

@@ -37,7 +37,7 @@ async function start(host: Host): Promise<Running> {
 }
 
 describeAdapter("Fastify 5", start, ({ call }) => {
-  it("a request the route's schema refuses (400) is decided first: charged, with the RateLimit-* headers (spec §8: every response carries them; found by a black-box review)", async () => {
+  it("spec §8, DESIGN Adapters: a request the route's schema refuses (400) is decided first: charged, with the RateLimit-* headers (spec §8: every response carries them; found by a black-box review)", async () => {
     const first = await call("/newsletters/nl_1/articles", "owner-schema", { method: "POST", body: {} });
     expect(first.status).toBe(400);
     expect(first.headers.get("ratelimit-policy")).toContain('"write"');

@@ -331,7 +331,7 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       });
     });
 
-    it("an onDecision that throws or rejects never breaks the request: headers set, the handler runs, a failed send is released, the error goes to onHookError (regression: a rejection ended the process)", async () => {
+    it("DESIGN Adapters: an onDecision that throws or rejects never breaks the request: headers set, the handler runs, a failed send is released, the error goes to onHookError (regression: a rejection ended the process)", async () => {
       const errors = host.hookErrors.length;
       const released = host.releases;
       for (const hook of ["hook-throw", "hook-reject"]) {
@@ -347,7 +347,7 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       expect(host.releases - released, "both failed sends released").toBe(2);
     });
 
-    it("GET /rate-limit when the store cannot be read (the check failed open): 503 service_unavailable in the spec's error shape, with the headers", async () => {
+    it("DESIGN §12, spec §4 GET /rate-limit when the store cannot be read (the check failed open): 503 service_unavailable in the spec's error shape, with the headers", async () => {
       host.failStore(true);
       try {
         const status = await call("/rate-limit", "owner-down");

@@ -38,7 +38,7 @@ describe("DESIGN §12 store failure: a Redis error or timeout answers 503 servic
     expect(errors).toHaveLength(1);
   });
 
-  it("a reply that does not add up (['x', 'y'], a charge with unreadable windows) is a store failure: 503 with the headers (found by a black-box review)", async () => {
+  it("DESIGN §12 a reply that does not add up (['x', 'y'], a charge with unreadable windows) is a store failure: 503 with the headers (found by a black-box review)", async () => {
     for (const reply of [["x", "y"], ["C", 1, 2, "a", "b"], ["c", 1, "", "0", ""]]) {
       const store = new RedisStore({ redis: () => Promise.resolve(reply), prefix: prefix() });
       const d = await createPolicy({ store, clock: () => T0 }).check(get("/newsletters/nl_1/subscribers"), who);

@@ -93,7 +93,7 @@ describe("spec §8 daily caps", () => {
     expect(run("key_a", "a_2", T0 + 24 * 3600_000).status).toBe(200); // expired: a new request
   });
 
-  it("release: a send that failed downstream stops counting, and its key counts again on its next allowed use", () => {
+  it("DESIGN §7 release: a send that failed downstream stops counting, and its key counts again on its next allowed use, not as a replay", () => {
     const s = new Session(sender(), { nl_1: "owner" }, { caps: { dispatch: { limit: 1 } } });
     const sent = s.run(send("a_1", { idempotencyKey: "k1" }));
     expect(sent.release).toBeDefined();

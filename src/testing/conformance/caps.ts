@@ -32,7 +32,7 @@ export const capCases: readonly ScriptedCase[] = [
     },
   },
   {
-    title: "release: uncounts once (true, then false), frees the place, and lets the key count again, not as a replay",
+    title: "DESIGN §7 release: uncounts once (true, then false), frees the place, and lets the key count again, not as a replay",
     run: async (store, k) => {
       const { start } = k;
       const g = k.budget("general", 100, 60);
