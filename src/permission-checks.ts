@@ -9,22 +9,76 @@ import { grantedLevel, heldPermissions, holds, requirementParts, satisfies, type
 import { insufficientScope, type Refusal } from "./refusal.js";
 import { queryValues } from "./query.js";
 import type { NormalRequest } from "./request.js";
-import type { Grants, Requirement } from "./types.js";
+import type { Grants, Level, Requirement } from "./types.js";
+
+/** A level as a digit of {@link levelsCode}. */
+const digit = (level: Level): number => (level === "write" ? 2 : level === "read" ? 1 : 0);
+
+/** The six effective levels as one number (base 3, in FAMILIES order): equal codes, equal levels. */
+function levelsCode(levels: Effective): number {
+  return (
+    ((((digit(levels.content) * 3 + digit(levels.audience)) * 3 + digit(levels.sending)) * 3 + digit(levels.insights)) * 3 + digit(levels.settings)) * 3 +
+    digit(levels.webhooks)
+  );
+}
+
+/**
+ * The last refusal of spec §7 #1 or #2 and everything it was built from. A client refused for want
+ * of a permission asks again the same way (a misconfigured key, a retry loop), so the refusal, its
+ * message and its reason are built once and handed out again, frozen, while every input is the
+ * same: the operation (which fixes the method shown: a request is routed by it), the path shown, the
+ * newsletter, the role, every effective level and the raw grant of the needed family. Any other
+ * request builds its own. test/properties/refusal-memo.test.ts fails when one of them is left out.
+ */
+let lastNeeds:
+  | { op: CompiledOperation; path: string; newsletter: string; role: string; levels: number; granted: Level; refusal: Refusal }
+  | undefined;
 
 /** spec §7 #1, #2: the operation's own permission. */
 export function checkNeeds(op: CompiledOperation, request: NormalRequest, newsletter: string, grants: Grants, role: string, levels: Effective): Refusal | undefined {
   const need = op.need;
   if (op.needs === undefined || need === undefined) return undefined;
   if (need.account || satisfies(levels[need.family], need.level)) return undefined;
-  const held = heldPermissions(levels);
-  const facts: say.Needed = { method: request.method, path: request.path, needs: op.needs, newsletter, held };
   const granted = grantedLevel(grants, need.family);
+  const code = levelsCode(levels);
+  const last = lastNeeds;
+  if (
+    last !== undefined &&
+    last.op === op &&
+    last.path === request.path &&
+    last.newsletter === newsletter &&
+    last.role === role &&
+    last.levels === code &&
+    last.granted === granted
+  ) {
+    return last.refusal;
+  }
+  const refusal = frozenRefusal(neededRefusal(op, request, newsletter, granted, role, levels));
+  lastNeeds = { op, path: request.path, newsletter, role, levels: code, granted, refusal };
+  return refusal;
+}
+
+/** A refusal handed out more than once, frozen with its reason and lists: no decision can change another's. */
+function frozenRefusal(refusal: Refusal): Refusal {
+  const reason = refusal.reason as { held?: readonly string[] };
+  if (reason.held !== undefined) Object.freeze(reason.held);
+  Object.freeze(refusal.reason);
+  if (refusal.allowedValues !== undefined) Object.freeze(refusal.allowedValues);
+  return Object.freeze(refusal);
+}
+
+/** The refusal of spec §7 #1 or #2, built. */
+function neededRefusal(op: CompiledOperation, request: NormalRequest, newsletter: string, granted: Level, role: string, levels: Effective): Refusal {
+  const need = op.need as Extract<CompiledOperation["need"], { account: false }>;
+  const needs = op.needs!;
+  const held = heldPermissions(levels);
+  const facts: say.Needed = { method: request.method, path: request.path, needs, newsletter, held };
   if (satisfies(granted, need.level)) {
     // spec §7 #2: minted with the family, capped by the owner's role now; show what it holds after the cap
     const message = say.cappedByRole(facts, need.family, granted, role, levels[need.family]);
-    return insufficientScope({ specCase: 2, needed: op.needs, message, held, allowedValues: [op.needs] });
+    return insufficientScope({ specCase: 2, needed: needs, message, held, allowedValues: [needs] });
   }
-  return insufficientScope({ specCase: 1, needed: op.needs, message: say.lacksPermission(facts), held, allowedValues: [op.needs] });
+  return insufficientScope({ specCase: 1, needed: needs, message: say.lacksPermission(facts), held, allowedValues: [needs] });
 }
 
 /** spec §5.7 and §7 #4–#6: what a read-only credential may filter by. */

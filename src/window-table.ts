@@ -58,10 +58,22 @@ export class WindowTable {
     return this.deleted;
   }
 
+  /** The last two budget names looked up and their ids: a charge reads a request's two budgets, and the next request's are the same two. */
+  private name0: string | undefined;
+  private id0 = 0;
+  private name1: string | undefined;
+  private id1 = 0;
+
   /** The id of a budget name, the same for the table's life (the expiry wheel keeps it). */
   idOf(budget: string): number {
+    if (budget === this.name0) return this.id0;
+    if (budget === this.name1) return this.id1;
     let id = this.ids.get(budget);
     if (id === undefined) this.ids.set(budget, (id = this.ids.size + 1));
+    this.name1 = this.name0;
+    this.id1 = this.id0;
+    this.name0 = budget;
+    this.id0 = id;
     return id;
   }
 
