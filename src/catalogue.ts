@@ -51,12 +51,17 @@ const audience: readonly BuiltInBudget[] = ["audience"];
 
 /**
  * The operations of spec §4, plus article create/edit (needs `content: write`): the catalogue every
- * config starts from. Hosts add operations, or replace one by its id, through `operations` in
- * `defineConfig`.
+ * config starts from. Hosts add operations through `operations` in `defineConfig`; an entry with a
+ * built-in's id takes that operation's place, over it: it may change the permission where the spec
+ * leaves it unstated (`events.list`, `tags.subscribers.add`, `articles.testSend`) and add budgets,
+ * and what it leaves out stays the built-in's. A replacement that changes what the spec states (a
+ * stated permission, budget, cap, filter, expand path, pagination or list bound; the method or the
+ * path) throws PolicyConfigError naming the field.
  *
  * @example
  * const events = defaultOperations.find((op) => op.id === "events.list");
  * const config = defineConfig({ operations: [{ ...events!, needs: "insights: read" }] });
+ * // or, the same: defineConfig({ operations: [{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read" }] })
  */
 export const defaultOperations: readonly OperationSpec[] = [
   { id: "rateLimit.get", method: "GET", path: "/rate-limit" },

@@ -58,12 +58,15 @@ export function wholeNumber(value: unknown, field: string, min: number, max = Nu
 /** Every budget in policy order: the built-in ones with the host's sizes, then the host's. */
 export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] {
   if (options !== undefined && !isRecord(options)) throw new PolicyConfigError("budgets", "must be an object");
-  const names = [...Object.keys(BUILT_IN_BUDGETS), ...Object.keys(options ?? {}).filter((n) => !(n in BUILT_IN_BUDGETS))];
+  // own names only: `constructor` or `__proto__` given by the host are its budgets' names, never the object prototype's
+  const names = [...Object.keys(BUILT_IN_BUDGETS), ...Object.keys(options ?? {}).filter((n) => !Object.hasOwn(BUILT_IN_BUDGETS, n))];
   return names.map((name, order) => {
     if (!NAME.test(name)) throw new PolicyConfigError(`budgets.${name}`, "must be named in lower case: a-z, 0-9, _ or -");
+    // a budget's name becomes a property name (policy.status's budgets, a plan's limits): not one that sets a prototype
+    if (name === "__proto__") throw new PolicyConfigError(`budgets.${name}`, "is not a budget name an object can hold; give the budget another name");
     const given = options !== undefined && Object.hasOwn(options, name) ? record(options[name], `budgets.${name}`, "an object { limit, window }") : {};
     knownKeys(given, `budgets.${name}`, ["limit", "window"]);
-    const base = BUILT_IN_BUDGETS[name];
+    const base = Object.hasOwn(BUILT_IN_BUDGETS, name) ? BUILT_IN_BUDGETS[name] : undefined;
     const limit = wholeNumber(given.limit ?? base?.limit, `budgets.${name}.limit`, 1);
     const window = wholeNumber(given.window ?? base?.window, `budgets.${name}.window`, 1);
     return Object.freeze({ name, limit, window, order });

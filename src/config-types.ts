@@ -25,8 +25,11 @@ export interface PolicyOptions {
    */
   dayStartsAtUtcOffsetMinutes?: number;
   /**
-   * Extra operations. One with the id of a catalogue operation (e.g. `events.list`) replaces it, so
-   * the permissions the spec leaves unstated can be changed; the others are added.
+   * Extra operations. One with the id of a catalogue operation takes its place, over it (what it
+   * leaves out stays the built-in's), so that the permissions the spec leaves unstated
+   * (`events.list`, `tags.subscribers.add`, `articles.testSend`) can be changed and budgets added;
+   * one that would change what the spec states of a built-in throws PolicyConfigError. The others
+   * are added.
    */
   operations?: OperationSpec[];
   /**

@@ -7,7 +7,7 @@ import type { OperationSpec } from "./catalogue.js";
 import type { BudgetSpec, PolicyOptions, PolicyWarning } from "./config-types.js";
 import { DEFAULT_DOCS_URL, knownKeys, record, resolveBudgets, resolveCaps, resolveDailyRetryAfter, resolveDayOffset, resolveDocsUrl, resolveRoles } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
-import { compileOperation, operationEntries, policyHeader, type CompiledOperation } from "./operations.js";
+import { checkReplacements, compileOperation, operationEntries, policyHeader, type CompiledOperation } from "./operations.js";
 import { buildRoutes, type RouteTable } from "./router.js";
 import type { CapName, Family, Level } from "./types.js";
 
@@ -76,6 +76,7 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   const entries = operationEntries(options.operations);
   const operations = entries.map((entry) => compileOperation(entry, budgets));
   const routes = buildRoutes(operations, entries);
+  checkReplacements(entries);
   const general = budgets.filter((b) => b.name === "general");
   const roles = resolveRoles(options.roles);
   const settings = Object.freeze({

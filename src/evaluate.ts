@@ -11,12 +11,12 @@ import { applyLimits } from "./limits.js";
 import type { Limits } from "./types.js";
 import { plan } from "./plan.js";
 import { present } from "./render.js";
-import { derivedRequestId } from "./request-id.js";
+import { derivedRequestId, whoCode } from "./request-id.js";
 import { readDescriptor } from "./request.js";
 import { SnapshotTx } from "./snapshot-tx.js";
 import { usageData, type Usage } from "./snapshot.js";
 import { subjectKeysOf } from "./store-keys.js";
-import type { Credential, Decision, PolicyRequest, ReleaseTicket, Roles } from "./types.js";
+import type { Credential, Decision, Grants, PolicyRequest, ReleaseTicket, Roles } from "./types.js";
 
 
 /** Everything `evaluate` reads. */
@@ -64,11 +64,19 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const planned = plan(config, read, credential, state.roles);
   const tx = new SnapshotTx(usage);
   const keys = subjectKeysOf(credential);
-  const requestId = derivedRequestId(planned.requestId, keys.subject, read, now, usageData(usage).seq);
+  const who = whoCode(grantsOn(credential, planned.newsletter), credential.account === true);
+  const requestId = derivedRequestId(planned.requestId, keys.subject, read, planned.role, who, now, usageData(usage).seq);
   const charge = chargeRequest(planned, keys, config, now, requestId);
   const outcome = runCharge(tx, charge);
   const decision = present(planned, charge, outcome, config, now, requestId);
   return { decision, usage: tx.commit(now) };
+}
+
+/** The credential's grants on the plan's newsletter (own entries only, as the plan read them), if any. */
+function grantsOn(credential: Credential, newsletter: string | undefined): Grants | undefined {
+  if (newsletter === undefined || !Object.hasOwn(credential.newsletters, newsletter)) return undefined;
+  const grants = credential.newsletters[newsletter];
+  return typeof grants === "object" && grants !== null ? grants : undefined;
 }
 
 /**

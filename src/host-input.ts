@@ -17,6 +17,11 @@ export function assertCredential(credential: unknown): asserts credential is Cre
     throw new PolicyConfigError("credential.newsletters", `must be a plain object of newsletter id → grants; got ${shapeOf(c.newsletters)}`);
   }
   if (c.kind !== "api_key" && c.kind !== "oauth") throw new PolicyConfigError("credential.kind", `must be "api_key" or "oauth"; got ${String(c.kind)}`);
+  // `account: "read"` (the scope's spelling) would otherwise be read as no account access, and every account call answered 403
+  const account: unknown = c.account;
+  if (account !== undefined && typeof account !== "boolean") {
+    throw new PolicyConfigError("credential.account", `must be true or false (account: read held or not); got ${shapeOf(account)}${typeof account === "string" ? ` "${account.slice(0, 32)}"` : ""}`);
+  }
 }
 
 /**

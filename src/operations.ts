@@ -45,8 +45,9 @@ export function policyHeader(budgets: readonly BudgetSpec[]): string {
 }
 
 /**
- * The catalogue in force: an operation with a built-in's id replaces it (DESIGN §9: the unstated
- * permissions are configurable); any other id adds an operation.
+ * The catalogue in force: an operation with a built-in's id takes its place, over it (DESIGN §9: the
+ * unstated permissions are configurable; see {@link checkReplacements} for what it may change); any
+ * other id adds an operation.
  */
 export function operationEntries(operations: unknown): OperationEntry[] {
   if (operations !== undefined && !Array.isArray(operations)) throw new PolicyConfigError("operations", "must be an array of operations");
@@ -54,9 +55,71 @@ export function operationEntries(operations: unknown): OperationEntry[] {
   const builtInIds = new Set(defaultOperations.map((op) => op.id));
   const replaced = new Map(given.filter((g) => isRecord(g.spec) && builtInIds.has(g.spec.id)).map((g) => [g.spec.id, g]));
   return [
-    ...defaultOperations.map((spec, i) => replaced.get(spec.id) ?? { spec, field: `defaultOperations[${i}]` }),
+    ...defaultOperations.map((spec, i) => {
+      const replacement = replaced.get(spec.id);
+      return replacement === undefined ? { spec, field: `defaultOperations[${i}]` } : { spec: overBuiltIn(spec, replacement.spec), field: replacement.field };
+    }),
     ...given.filter((g) => !replaced.has(g.spec?.id) || replaced.get(g.spec.id) !== g),
   ];
+}
+
+/**
+ * A replacement over the built-in it replaces: what it leaves out (or gives as undefined) is the
+ * built-in's, so that `{ id: "events.list", needs: "insights: read" }` changes the permission and
+ * nothing else. What it gives is checked against what the spec states ({@link checkReplacements}).
+ */
+function overBuiltIn(builtIn: OperationSpec, replacement: OperationSpec): OperationSpec {
+  const merged: Record<string, unknown> = { ...builtIn };
+  for (const [name, value] of Object.entries(replacement)) if (value !== undefined) merged[name] = value;
+  return merged as unknown as OperationSpec;
+}
+
+/**
+ * The built-in operations whose permission the spec leaves unstated (DESIGN §9: defaults in the
+ * catalogue, configurable); every other built-in's permission is the spec's.
+ */
+export const UNSTATED_NEEDS: ReadonlySet<string> = new Set(["events.list", "tags.subscribers.add", "articles.testSend"]);
+
+/** Plain data equal whatever the order of its keys (filters, expand paths, list bounds). */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameData(x, b[i]));
+  if (!isRecord(a) || !isRecord(b)) return false;
+  const keys = Object.keys(a).filter((k) => a[k] !== undefined);
+  return keys.length === Object.keys(b).filter((k) => b[k] !== undefined).length && keys.every((k) => Object.hasOwn(b, k) && sameData(a[k], b[k]));
+}
+
+/**
+ * A host's operation that replaces a built-in one (by its id) keeps what the spec states of it:
+ * its method and path, its permission (unless the spec leaves that unstated: {@link UNSTATED_NEEDS}),
+ * its budgets (more may be added), its daily cap, its reader filters, its expand paths, its
+ * pagination and its list bound. Replacing by id is there to change the unstated permissions
+ * (DESIGN §9), not to lift a stated rule: a replacement that would throws, naming the field.
+ */
+function checkReplacement(spec: OperationSpec, builtIn: OperationSpec, field: string): void {
+  // `spec` is the replacement over the built-in (overBuiltIn): a field it differs in is one the host gave
+  const id = builtIn.id;
+  const keeps = (name: string, what: string): never => {
+    throw new PolicyConfigError(`${field}.${name}`, `replaces the built-in "${id}", which ${what}; a replacement may change only the permission the spec leaves unstated (${[...UNSTATED_NEEDS].join(", ")}) and add budgets`);
+  };
+  if (spec.method !== builtIn.method || spec.path !== builtIn.path) keeps(spec.method !== builtIn.method ? "method" : "path", `is ${builtIn.method} ${builtIn.path} (spec §4)`);
+  if (!UNSTATED_NEEDS.has(id) && spec.needs !== builtIn.needs) keeps("needs", builtIn.needs === undefined ? "needs no permission (spec §4)" : `needs ${builtIn.needs} (spec §4, §5)`);
+  for (const budget of builtIn.budgets ?? []) {
+    if (!(spec.budgets ?? []).includes(budget)) keeps("budgets", `counts against ${budget} (spec §4)`);
+  }
+  if (spec.cap !== builtIn.cap) keeps("cap", builtIn.cap === undefined ? "counts toward no daily cap" : `counts toward the ${builtIn.cap} daily cap (spec §1, §8)`);
+  if (!sameData(spec.filters, builtIn.filters)) keeps("filters", builtIn.filters === undefined ? "has no reader filters" : "has the reader filters of spec §7 #4–#6");
+  if (!sameData(spec.expand, builtIn.expand)) keeps("expand", builtIn.expand === undefined ? "expands nothing" : "has the expand paths of spec §4 and §7 #7");
+  if ((spec.paginated ?? false) !== (builtIn.paginated ?? false)) keeps("paginated", builtIn.paginated === true ? "is a list with `limit` (spec §4)" : "is not a list");
+  if (!sameData(spec.list, builtIn.list)) keeps("list", builtIn.list === undefined ? "has no bounded list" : `bounds ${builtIn.list.field} to ${builtIn.list.max} (spec §8)`);
+}
+
+/** Every host operation that took a built-in's place ({@link operationEntries}) keeps what the spec states of it. */
+export function checkReplacements(entries: readonly OperationEntry[]): void {
+  defaultOperations.forEach((builtIn, i) => {
+    const entry = entries[i]!;
+    if (entry.spec !== builtIn) checkReplacement(entry.spec, builtIn, entry.field);
+  });
 }
 
 function checkShape(spec: OperationSpec, field: string): void {

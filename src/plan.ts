@@ -37,6 +37,8 @@ export interface Plan {
   readonly fingerprint: string;
   readonly cap: CapName | undefined;
   readonly requestId: string | undefined;
+  /** The owner's role on the newsletter as the roles gave it, when it is a name (a derived request id reads it). */
+  readonly role: string | undefined;
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -97,6 +99,7 @@ function planOf(
   refusal: Refusal | undefined,
   idempotencyKey?: string,
   fingerprint = "",
+  role?: string,
 ): Plan {
   return {
     operation: op,
@@ -109,6 +112,7 @@ function planOf(
     fingerprint,
     cap: op?.spec.cap,
     requestId,
+    role,
   };
 }
 
@@ -116,13 +120,13 @@ function planOf(
  * The last input check, the Idempotency-Key of a write, once everything else passed. Only then is
  * the request fingerprinted (its body hashed), so requests without a key pay nothing for it.
  */
-function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, newsletter: string | undefined, view: Plan["view"], refusal: Refusal | undefined): Plan {
-  if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return planOf(config, op, request.requestId, newsletter, view, refusal);
+function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, newsletter: string | undefined, view: Plan["view"], refusal: Refusal | undefined, role?: string): Plan {
+  if (refusal !== undefined || !op.isWrite || request.idempotencyKey === undefined) return planOf(config, op, request.requestId, newsletter, view, refusal, undefined, "", role);
   const key = request.idempotencyKey;
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
-    return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"));
+    return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined, "", role);
   }
-  return planOf(config, op, request.requestId, newsletter, view, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body));
+  return planOf(config, op, request.requestId, newsletter, view, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body), role);
 }
 
 /** Reach (DESIGN §8: minted for the newsletter and a role there now), then permission and input. */
@@ -135,7 +139,7 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   const role = roleOf(roles, newsletter);
   if (role === undefined || role === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "no_role"));
   const cap = typeof role === "string" ? config.roles.get(role) : undefined;
-  if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role"));
+  if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role"), undefined, "", typeof role === "string" ? role : undefined);
 
   const levels = effectiveLevels(grants, cap);
   const readOnly = isReadOnly(levels);
@@ -144,7 +148,7 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
     (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
     checkExpand(op, request, newsletter, levels, credential.account === true) ??
     checkInput(op, request);
-  return withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal);
+  return withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal, role as string);
 }
 
 /**

@@ -3,7 +3,9 @@
  * pure API, derived from the inputs so that the same inputs always give the same id.
  */
 import { FNV_BASIS, FNV_BASIS_2, FNV_PRIME, FNV_PRIME_2 } from "./hash.js";
+import { FAMILIES, grantedLevel } from "./permissions.js";
 import type { DescriptorRead } from "./request.js";
+import type { Grants, Level } from "./types.js";
 
 /** Every byte as two lowercase hex digits. */
 const HEX2 = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
@@ -169,11 +171,13 @@ function hashHex(): string {
  * hash of the text below with two bases and primes, written as 16 hex digits. The text, parts joined
  * by NUL: the subject; `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` (each field a string's first 512
  * characters or the value's type) followed by ` name=v1,v2` per query parameter (values to 512
- * characters); `now`; `seq`. The descriptor is read as `plan` read it (once, plain values only), each
- * part bounded, so it never throws and costs the same for a 10 MB string as for a short one. The
- * text is fed to the hashes piece by piece, never built.
+ * characters); `ROLE WHO` (the owner's role on the newsletter as the plan read it, like a field, and
+ * {@link whoCode} of the credential's grants there and its account access); `now`; `seq`. The
+ * descriptor is read as `plan` read it (once, plain values only), each part bounded, so it never
+ * throws and costs the same for a 10 MB string as for a short one. The text is fed to the hashes
+ * piece by piece, never built.
  */
-export function inputId(subject: string, read: DescriptorRead, now: number, seq: number): string {
+export function inputId(subject: string, read: DescriptorRead, role: string | undefined, who: number, now: number, seq: number): string {
   hash[0] = FNV_BASIS;
   hash[1] = FNV_BASIS_2;
   feed(-1, subject, subject.length);
@@ -182,6 +186,8 @@ export function inputId(subject: string, read: DescriptorRead, now: number, seq:
   feedField(32, read.idempotencyKey);
   feedField(32, read.newsletter);
   if (read.query instanceof Map) for (const [name, values] of read.query as ReadonlyMap<string, readonly string[]>) feedParam(name, values);
+  feedField(0, role);
+  feedNumber(32, who);
   feedNumber(0, now);
   feedNumber(0, seq);
   return hashHex();
@@ -201,9 +207,23 @@ function hostRequestId(given: string | undefined): string | undefined {
  * The request id of a pure decision: the host's, else `req_` and the id {@link inputId} derives
  * from the inputs (no closure made per decision to defer it).
  */
-export function derivedRequestId(given: string | undefined, subject: string, read: DescriptorRead, now: number, seq: number): string {
-  return hostRequestId(given) ?? `req_${inputId(subject, read, now, seq)}`;
+export function derivedRequestId(given: string | undefined, subject: string, read: DescriptorRead, role: string | undefined, who: number, now: number, seq: number): string {
+  return hostRequestId(given) ?? `req_${inputId(subject, read, role, who, now, seq)}`;
 }
+
+/**
+ * What a derived id reads of the credential beyond its subject: its raw grant on the newsletter in
+ * each family (a base-3 digit each, in the spec's order: none 0, read 1, write 2) times 2, plus 1
+ * for account access. Two requests alike in all else but answered differently for the credential's
+ * grants (200 and 403) or its account access get two ids. A whole number below 2 · 3^6.
+ */
+export function whoCode(grants: Grants | undefined, account: boolean): number {
+  let code = 0;
+  for (const family of FAMILIES) code = code * 3 + LEVEL_DIGIT[grantedLevel(grants, family)];
+  return code * 2 + (account ? 1 : 0);
+}
+
+const LEVEL_DIGIT: Readonly<Record<Level, number>> = { none: 0, read: 1, write: 2 };
 
 /** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */
 export function requestIdOf(given: string | undefined, fallback: () => string): string {

@@ -59,6 +59,11 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     [{ operations: [{ id: "x", method: "GET", path: "/n/{newsletter" }] }, "operations[0].path"],
     [{ operations: [{ id: "x", method: "GET", path: "/n/x{id}" }] }, "operations[0].path"],
     [{ operations: [{ id: "x", method: "GET", path: "/n/a#b" }] }, "operations[0].path"],
+    // budget names an object prototype holds were dropped without a word (found by a black-box review)
+    [{ budgets: { hasOwnProperty: null } }, "budgets.hasOwnProperty"],
+    [{ budgets: { toString: { limit: 1, window: 1 } } }, "budgets.toString"],
+    [{ budgets: JSON.parse('{"__proto__": {"limit": 5, "window": 10}}') }, "budgets.__proto__"],
+    [{ budgets: { constructor: { limit: "bogus", window: 10 } } }, "budgets.constructor.limit"],
   ])("%j throws for %s", (options, field) => {
     expect(fieldOf(options)).toBe(field);
   });
@@ -96,6 +101,53 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(() => createPolicy({ config: { docsUrl: "x" } })).toThrow(/docsUrl/);
   });
 
+  it("a budget named constructor is a budget like any other (own names only)", () => {
+    const config = defineConfig({ budgets: { constructor: { limit: 5, window: 10 } } });
+    expect(config.budgets.map((b) => b.name)).toEqual(["general", "audience", "write", "constructor"]);
+  });
+
+  // spec §4 states these of the built-in operations; DESIGN §9 makes only the unstated permissions
+  // configurable. A replacement by id could drop any of them (found by a black-box review).
+  it.each([
+    [{ id: "subscribers.list", method: "GET", path: "/newsletters/{newsletter}/subscribers", needs: "content: read" }, "needs"],
+    [{ id: "subscribers.list", budgets: [] }, "budgets"],
+    [{ id: "subscribers.get", needs: "audience: write" }, "needs"],
+    [{ id: "subscribers.list", paginated: false }, "paginated"],
+    [{ id: "articles.send", method: "POST", path: "/articles/{article}/send", needs: "content: write" }, "needs"],
+    [{ id: "articles.send", cap: "testSend" }, "cap"],
+    [{ id: "articles.schedule", path: "/articles/{article}/later" }, "path"],
+    [{ id: "articles.testSend", list: { field: "to", min: 1, max: 10, items: "addresses" } }, "list"],
+    [{ id: "tags.subscribers.add", list: { field: "subscribers", min: 1, max: 5000, items: "subscriber ids" } }, "list"],
+    [{ id: "articles.list", filters: {} }, "filters"],
+    [{ id: "threads.list", filters: { visibility: { reader: ["public", "private"], specCase: 6 } } }, "filters"],
+    [{ id: "insights.list", expand: {} }, "expand"],
+    [{ id: "articles.list", needs: "content: write" }, "needs"],
+    [{ id: "me.get", needs: "content: read" }, "needs"],
+    [{ id: "rateLimit.get", needs: "account: read" }, "needs"],
+    [{ id: "articles.update", method: "POST" }, "method"],
+  ])("spec §4: replacing a built-in operation cannot change what the spec states of it: %j throws for operations[0].%s", (operation, name) => {
+    expect(fieldOf({ operations: [operation] })).toBe(`operations[0].${name}`);
+  });
+
+  it("spec §4, DESIGN §9: a replacement that changes an unstated permission keeps the rest of the built-in: the test-send cap and its 5 addresses", () => {
+    const config = defineConfig({ caps: { testSend: { limit: 1 } }, operations: [{ id: "articles.testSend", method: "POST", path: "/articles/{article}/test-send", needs: "content: write" }] });
+    const credential = key({ nl_1: { content: "write" } });
+    const send = (to: string[], usage = emptyUsage()) => evaluate({ method: "POST", path: "/articles/a_1/test-send", newsletter: "nl_1", body: { to } }, { credential, roles: { nl_1: "owner" }, usage, now: T0, config });
+    const seven = Array.from({ length: 7 }, (_, i) => `r${i}@example.com`);
+    expect(send(seven).decision.body?.error).toMatchObject({ code: "invalid_request", param: "to" });
+    const first = send(["a@example.com"]);
+    expect(first.decision).toMatchObject({ status: 200, charged: { caps: ["testSend"] } });
+    expect(send(["a@example.com"], first.usage).decision.status).toBe(429);
+    // the permission changed: sending: write alone no longer does
+    const sender = key({ nl_1: { sending: "write" } });
+    expect(evaluate({ method: "POST", path: "/articles/a_1/test-send", newsletter: "nl_1", body: { to: ["a@example.com"] } }, { credential: sender, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config }).decision.body?.error.allowed_values).toEqual(["content: write"]);
+  });
+
+  it("a replacement may add budgets to a built-in operation's", () => {
+    const config = defineConfig({ budgets: { burst: { limit: 5, window: 1 } }, operations: [{ id: "subscribers.list", method: "GET", path: "/newsletters/{newsletter}/subscribers", budgets: ["audience", "burst"] }] });
+    expect(config.operations.find((op) => op.id === "subscribers.list")).toMatchObject({ needs: "audience: read", budgets: ["audience", "burst"], paginated: true });
+  });
+
   it("DESIGN §9 an operation with a catalogue id replaces that operation: the unstated permissions are configurable", () => {
     const config = defineConfig({ operations: [{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read", budgets: ["audience"] }] });
     const run = (grants: Record<string, string>) =>
@@ -113,6 +165,11 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, roles: undefined as never })).toThrow(/roles/);
     expect(() => evaluate(request, { ...state, usage: undefined as never })).toThrow(/usage/);
     expect(() => evaluate(request, { ...state, credential: { ...state.credential, kind: "token" } as never })).toThrow(/credential.kind/);
+    // account: "read" (the scope's spelling) was read as no account access: every account call 403 (found by a black-box review)
+    for (const account of ["read", 1, null, {}]) {
+      expect(() => evaluate({ method: "GET", path: "/me" }, { ...state, credential: { ...state.credential, account } as never })).toThrow(/credential\.account must be true or false/);
+      await expect(createPolicy().check({ method: "GET", path: "/me" }, { credential: { ...state.credential, account } as never, roles: {} })).rejects.toThrow(PolicyConfigError);
+    }
     await expect(createPolicy({ clock: () => T0 }).check(request, { credential: state.credential, roles: undefined as never })).rejects.toThrow(PolicyConfigError);
   });
 

@@ -77,7 +77,26 @@ describe("derived request ids (DESIGN §14)", () => {
     expect(requestIds(() => "mine")(undefined)).toBe("req_mine");
   });
 
-  it("inputId is the two FNV-1a hashes of its text (subject, descriptor fields and query bounded to 512 characters, now, seq, joined by NUL), fed piece by piece without building it (property)", () => {
+  it("DESIGN §14: requests alike but for the roles, the credential's grants or its account access get two ids (they were answered 200 and 404 under one id; found by a black-box review)", () => {
+    const state = { usage: emptyUsage(), now: T0 };
+    const read = get("/newsletters/nl_1/articles");
+    const reader = key({ nl_1: { content: "read" } });
+    const id = (credential: ReturnType<typeof key>, roles: Record<string, string>, request = read) => evaluate(request, { ...state, credential, roles }).decision;
+    const owner = id(reader, { nl_1: "owner" });
+    const noRole = id(reader, {});
+    expect([owner.status, noRole.status]).toEqual([200, 404]);
+    expect(owner.requestId).not.toBe(noRole.requestId);
+    expect(id(reader, { nl_1: "editor" }).requestId).not.toBe(owner.requestId);
+    const none = id(key({ nl_1: {} }), { nl_1: "owner" });
+    expect(none.status).toBe(403);
+    expect(none.requestId).not.toBe(owner.requestId);
+    const me = get("/me");
+    expect(id(key({}, true), {}, me).requestId).not.toBe(id(key({}, false), {}, me).requestId);
+    // the same inputs, the same id
+    expect(id(reader, { nl_1: "owner" }).requestId).toBe(owner.requestId);
+  });
+
+  it("inputId is the two FNV-1a hashes of its text (subject, descriptor fields and query bounded to 512 characters, role and who, now, seq, joined by NUL), fed piece by piece without building it (property)", () => {
     // the specification, written out: the text the id hashes, built as a string
     const text = (value: unknown): string => (typeof value === "string" ? value.slice(0, 512) : typeof value);
     const described = (read: DescriptorRead): string => {
@@ -91,9 +110,9 @@ describe("derived request ids (DESIGN §14)", () => {
     const query = fc.oneof(fc.constant(undefined), fc.constant({ param: "query", detail: "x" }), fc.array(fc.tuple(fc.string({ maxLength: 6 }), values), { maxLength: 3 }).map((e) => new Map(e)));
     const read = fc.record({ method: field, path: field, idempotencyKey: field, newsletter: field, query, body: fc.constant(undefined), requestId: fc.constant(undefined), unreadable: fc.constant(undefined) });
     fc.assert(
-      fc.property(fc.string({ unit: "binary" }), read, fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, now, seq) => {
-        const joined = [subject, described(r as DescriptorRead), now, seq].join("\u0000");
-        expect(inputId(subject, r as DescriptorRead, now, seq)).toBe(hex(fnv1a(joined)) + hex(fnv1a(joined, FNV_BASIS_2, FNV_PRIME_2)));
+      fc.property(fc.string({ unit: "binary" }), read, fc.option(fc.string({ maxLength: 600 }), { nil: undefined }), fc.nat(2 * 3 ** 6 - 1), fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, role, who, now, seq) => {
+        const joined = [subject, described(r as DescriptorRead), `${text(role)} ${who}`, now, seq].join("\u0000");
+        expect(inputId(subject, r as DescriptorRead, role, who, now, seq)).toBe(hex(fnv1a(joined)) + hex(fnv1a(joined, FNV_BASIS_2, FNV_PRIME_2)));
       }),
       { seed: 20_261_123, numRuns: 1_000 },
     );

@@ -65,10 +65,22 @@ out is capped at \`none\`.
 | operation | default | why |
 |---|---|---|
 | \`events.list\` | \`audience: read\` | events return recipient addresses (spec §8 lists them among the reads that do) |
-| \`articles.list\`, \`threads.list\` | \`content: read\` | [decision 9](decisions.md) |
 | \`tags.subscribers.add\` | \`audience: write\` | tagging changes the audience |
 | \`articles.testSend\` | \`sending: write\` | a test send mails people, like a send |
+
+A host changes one by giving an operation with its id in \`defineConfig({ operations })\`, e.g.
+\`{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read" }\`:
+what the entry leaves out stays the built-in's, and it may add budgets. Every other built-in
+permission, and what the spec states of any built-in operation (its method and path, budgets, daily
+cap, reader filters, expand paths, pagination and list bound), cannot be changed that way: such an
+entry throws \`PolicyConfigError\` naming the field.
+
+## Permissions the spec states by its words, or DESIGN decides (fixed)
+
+| operation | permission | from |
+|---|---|---|
+| \`articles.list\`, \`threads.list\` | \`content: read\` | [decision 9](decisions.md) |
 | \`subscribers.get\` | \`audience: read\` | spec §4: reading subscribers needs \`audience: read\` |
-| \`articles.update\`, \`articles.replace\` | \`content: write\` | spec §4: operations that edit articles |
+| \`articles.create\`, \`articles.update\`, \`articles.replace\` | \`content: write\` | spec §4: operations that create or edit articles |
 `;
 }
