@@ -3,6 +3,28 @@ import { defineConfig } from "tsup";
 /** A `require` for the ESM bin, so that bundled CommonJS (cli-progress) can load Node built-ins. */
 const CJS_REQUIRE = ["import { createRequire as cliRequire } from \"node:module\";", "const require = cliRequire(import.meta.url);"].join(" ");
 
+/**
+ * The CommonJS build of `newsletter-policy/testing` loads vitest only when a conformance suite is
+ * described: vitest refuses to be `require`d, so a top-level `require("vitest")` made the whole
+ * entry unloadable from CommonJS, arbitraries and trace runners included (found by a black-box
+ * review). The ESM build imports vitest as written.
+ */
+const LAZY_VITEST = [
+  "let loaded;",
+  "const vitest = () => (loaded ??= require(\"vitest\"));",
+  ...["describe", "it", "expect", "afterEach"].map((name) => `export const ${name} = (...args) => vitest().${name}(...args);`),
+].join("\n");
+
+const lazyVitestInCommonJs = {
+  name: "lazy-vitest-in-commonjs",
+  setup(build: { initialOptions: { define?: Record<string, string> }; onResolve: Function; onLoad: Function }) {
+    // tsup builds a split CommonJS bundle as ESM first, then converts it: the format comes through `define` (below)
+    if (build.initialOptions.define?.__NP_FORMAT__ !== '"cjs"') return;
+    build.onResolve({ filter: /vitest-api(\.js)?$/ }, () => ({ path: "vitest-api", namespace: "lazy-vitest" }));
+    build.onLoad({ filter: /.*/, namespace: "lazy-vitest" }, () => ({ contents: LAZY_VITEST, loader: "js", resolveDir: "." }));
+  },
+};
+
 export default defineConfig([
   {
     entry: { index: "src/index.ts", "redis/index": "src/redis/index.ts", "testing/index": "src/testing/index.ts", "client/index": "src/client/index.ts",
@@ -23,6 +45,10 @@ export default defineConfig([
     target: "node20",
     treeshake: true,
     external: ["fast-check", "immer", "vitest", "express", "fastify", "hono"],
+    esbuildPlugins: [lazyVitestInCommonJs],
+    esbuildOptions(options, context) {
+      options.define = { ...options.define, __NP_FORMAT__: JSON.stringify(context.format) };
+    },
   },
   // The `newsletter-policy` bin: one ESM file; esbuild keeps src/cli/index.ts's shebang and tsup marks it executable.
   {

@@ -47,6 +47,17 @@ describe("one copy of the shared code across entries", () => {
     expect((thrown as { field: string }).field).toBe("redis");
   });
 
+  it("CommonJS: newsletter-policy/testing loads without requiring vitest (which refuses require), and its arbitraries run; vitest is loaded when a conformance suite is described (found by a black-box review)", async () => {
+    const require = createRequire(import.meta.url);
+    const text = readFileSync(join(out, "testing", "index.cjs"), "utf8");
+    expect(text).not.toMatch(/^var \w+ = require\(['"]vitest['"]\);/m);
+    const testing = require(join(out, "testing", "index.cjs"));
+    const fc = (await import("fast-check")).default;
+    const [credential] = fc.sample(testing.arbCredential(), { numRuns: 1, seed: 1 }) as { id: string; kind: string }[];
+    expect(["api_key", "oauth"]).toContain(credential!.kind);
+    expect(typeof testing.describeStoreConformance).toBe("function");
+  });
+
   it("ESM: the same, across the ESM entries", async () => {
     const main = await import(pathToFileURL(join(out, "index.js")).href);
     const redis = await import(pathToFileURL(join(out, "redis", "index.js")).href);

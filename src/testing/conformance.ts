@@ -5,7 +5,7 @@
  * through the same random `ChargeRequest` programs, and the same random policy traces through
  * `createPolicy`, and compare every outcome.
  */
-import { afterEach, describe, it } from "vitest";
+import { afterEach, describe, it } from "./vitest-api.js";
 import type { PolicyStore } from "../store.js";
 import { budgetCases } from "./conformance/budgets.js";
 import { capCases } from "./conformance/caps.js";

@@ -2,7 +2,7 @@
  * Scripted cases of budgets: a window charged up to its limit, fixed windows rolling over, all or
  * nothing across a request's budgets, a refused request charging only its budgets, and `read()`.
  */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import { comparableOutcome, type ComparableOutcome } from "./comparable.js";
 import type { ScriptedCase } from "./kit.js";
 import { charge, read } from "./store-calls.js";

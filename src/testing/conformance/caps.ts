@@ -2,7 +2,7 @@
  * Scripted cases of daily caps: counted per key and per day (whatever the day start), `release`
  * uncounting a charge once and freeing its place, and a member per counted charge.
  */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import { comparableOutcome } from "./comparable.js";
 import type { ScriptedCase } from "./kit.js";
 import { charge } from "./store-calls.js";

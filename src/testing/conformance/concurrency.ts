@@ -1,5 +1,5 @@
 /** Scripted case of concurrent charges: neither a budget nor a cap is ever over-spent. */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import type { ScriptedCase } from "./kit.js";
 import { charge } from "./store-calls.js";
 

@@ -3,7 +3,7 @@
  * `createPolicy`, run over the store under test and over a `MemoryStore`, every answer compared.
  */
 import fc from "fast-check";
-import { it, expect } from "vitest";
+import { it, expect } from "../vitest-api.js";
 import { defineConfig } from "../../config.js";
 import { MemoryStore } from "../../memory-store.js";
 import type { PolicyStore } from "../../store.js";

@@ -1,5 +1,5 @@
 /** Scripted cases of idempotency keys: replay, conflict on another fingerprint, and a key's lifetime. */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import { comparableOutcome } from "./comparable.js";
 import type { ScriptedCase } from "./kit.js";
 import { charge } from "./store-calls.js";

@@ -1,5 +1,5 @@
 /** Scripted cases of `reset`: windows, one day of a cap, one scope of idempotency records, and what a reset leaves alone. */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import { comparableOutcome } from "./comparable.js";
 import type { ScriptedCase } from "./kit.js";
 import { charge, read, resetIn } from "./store-calls.js";

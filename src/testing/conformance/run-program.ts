@@ -2,7 +2,7 @@
  * Running a random store program through the reference (`MemoryStore`) and the store under test
  * side by side, comparing every outcome, release and reading.
  */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import { dayOf } from "../../calendar.js";
 import { releaseTicket } from "../../charge-request.js";
 import type { BudgetCharge, ChargeRequest, PolicyStore, ResetRequest } from "../../store.js";

@@ -2,7 +2,7 @@
  * Calls to a store under test that also check what every answer must satisfy: an outcome's `now`
  * (when reported) and its windows line up with the request, and `reset` exists before it is called.
  */
-import { expect } from "vitest";
+import { expect } from "../vitest-api.js";
 import type { ResetRequest } from "../../store.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../../store.js";
 
