@@ -18,7 +18,8 @@ import { CliError } from "./cli-error.js";
  * @throws CliError for an unreadable file, bad JSON or another extension; PolicyConfigError for invalid options.
  */
 export async function loadConfig(path: string | undefined): Promise<PolicyConfig> {
-  if (path === undefined) return defineConfig();
+  // without --config the CLI shows the spec's defaults: the docsUrl warning is advice for a host's code, not for this run
+  if (path === undefined) return defineConfig({ onWarning: () => {} });
   const file = resolve(path);
   const ext = extname(file);
   let options: unknown;

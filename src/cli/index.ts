@@ -16,7 +16,7 @@ import { FAMILIES } from "../permissions.js";
 import type { Credential, Decision, PolicyRequest } from "../types.js";
 import { CliError } from "./cli-error.js";
 import { loadConfig } from "./config-file.js";
-import { permissionTable } from "./permission-table.js";
+import { permissionData, permissionTable } from "./permission-table.js";
 import { progressLine } from "./progress.js";
 import { compare } from "./compare.js";
 import { replay } from "./replay.js";
@@ -140,8 +140,9 @@ async function explain(args: string[], io: Io): Promise<number> {
 }
 
 async function permissions(args: string[], io: Io): Promise<number> {
-  const { values } = parseArgs({ args, options: { config: { type: "string" } } });
-  io.out(permissionTable(await loadConfig(values.config)).trimEnd());
+  const { values } = parseArgs({ args, options: { config: { type: "string" }, json: { type: "boolean", default: false } } });
+  const config = await loadConfig(values.config);
+  io.out(values.json ? JSON.stringify(permissionData(config), null, 2) : permissionTable(config).trimEnd());
   return 0;
 }
 
@@ -226,7 +227,9 @@ export async function main(argv: readonly string[], io: Io = { out: (t) => proce
     const code = (error as { code?: unknown } | null)?.code;
     const known = error instanceof CliError || error instanceof PolicyConfigError || (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"));
     if (!known) throw error;
-    io.err.write(`newsletter-policy: ${(error as Error).message}\nRun "newsletter-policy --help" for usage.\n`);
+    // a PolicyConfigError's message starts with the library's name already
+    const message = (error as Error).message.replace(/^newsletter-policy: /, "");
+    io.err.write(`newsletter-policy: ${message}\nRun "newsletter-policy --help" for usage.\n`);
     return 2;
   }
 }

@@ -16,6 +16,34 @@ function cell(text: string): string {
  * @param config - default: the spec's.
  * @returns the whole page, ending with a newline.
  */
+/**
+ * The same table as data, for `permissions --json`: every operation with what it needs and is
+ * charged, the budgets, the caps and the role caps.
+ */
+export function permissionData(config: PolicyConfig = defineConfig()): unknown {
+  const compiled = resolveConfig(config);
+  return {
+    operations: compiled.operations.map((op) => {
+      const spec = op.spec;
+      return {
+        id: op.id,
+        method: spec.method,
+        path: spec.path,
+        needs: op.needs ?? null,
+        budgets: op.budgets.map((b) => b.name),
+        cap: spec.cap ?? null,
+        readerFilters: Object.fromEntries(Object.entries(spec.filters ?? {}).map(([name, rule]) => [name, [...rule.reader]])),
+        expand: { ...(spec.expand ?? {}) },
+        ...(spec.list && { list: { field: spec.list.field, min: spec.list.min, max: spec.list.max } }),
+        paginated: spec.paginated === true,
+      };
+    }),
+    budgets: config.budgets.map((b) => ({ name: b.name, limit: b.limit, window: b.window })),
+    caps: { dispatch: config.caps.dispatch.limit, testSend: config.caps.testSend.limit },
+    roles: Object.fromEntries([...compiled.roles].map(([name, caps]) => [name, { ...caps }])),
+  };
+}
+
 export function permissionTable(config: PolicyConfig = defineConfig()): string {
   const compiled = resolveConfig(config);
   const rows = compiled.operations.map((op) => {

@@ -4,7 +4,8 @@
  */
 import type { PolicyConfig } from "../config.js";
 import { evaluate } from "../evaluate.js";
-import { emptyUsage } from "../snapshot.js";
+import { PolicyConfigError } from "../errors.js";
+import { emptyUsage, type Usage } from "../snapshot.js";
 import { outcomeOf, type Outcome } from "./outcome.js";
 import { count, emptyTally, type Tally } from "./tally.js";
 import { timeOf, type TraceLine } from "./trace-file.js";
@@ -52,6 +53,19 @@ export interface ReplayResult {
  * @param onProgress - told after each line: (done, total).
  * @returns every decision, and totals per credential and newsletter (sorted by requests, most first).
  */
+/**
+ * One line decided; a host mistake in the line (its credential, roles or time: PolicyConfigError)
+ * names the trace line it is on, which a long trace's reader needs to find it.
+ */
+function decideLine(line: TraceLine, usage: Usage, at: number, config: PolicyConfig): ReturnType<typeof evaluate> {
+  try {
+    return evaluate(line.request, { credential: line.credential, roles: line.roles, usage, now: at, config });
+  } catch (error) {
+    if (!(error instanceof PolicyConfigError) || line.lineNumber === undefined) throw error;
+    throw new PolicyConfigError(`trace line ${line.lineNumber}: ${error.field}`, error.message.slice(`newsletter-policy: ${error.field} `.length));
+  }
+}
+
 export function replay(lines: readonly TraceLine[], config: PolicyConfig, onProgress?: (done: number, total: number) => void): ReplayResult {
   const ordered = lines.map((line, i) => ({ line, i, at: timeOf(line) })).sort((a, b) => a.at - b.at || a.i - b.i);
   let usage = emptyUsage();
@@ -59,7 +73,7 @@ export function replay(lines: readonly TraceLine[], config: PolicyConfig, onProg
   const rows = new Map<string, SummaryRow>();
   const totals = emptyTally();
   ordered.forEach(({ line, at }, done) => {
-    const next = evaluate(line.request, { credential: line.credential, roles: line.roles, usage, now: at, config });
+    const next = decideLine(line, usage, at, config);
     usage = next.usage;
     const d = next.decision;
     const outcome = outcomeOf(d);

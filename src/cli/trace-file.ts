@@ -12,6 +12,8 @@ export interface TraceLine {
   /** The owner's roles per newsletter at that time. */
   readonly roles: Roles;
   readonly request: PolicyRequest;
+  /** Where it was in the trace file (1-based), for messages; absent for a line built in code. */
+  readonly lineNumber?: number;
 }
 
 /**
@@ -67,7 +69,7 @@ export function parseTraceLine(text: string, lineNumber: number): TraceLine {
   if (typeof line.credential !== "object" || line.credential === null || typeof line.credential.id !== "string") throw fail("credential", "a credential object with an id");
   if (typeof line.roles !== "object" || line.roles === null) throw fail("roles", "an object of newsletter → role");
   if (typeof line.request !== "object" || line.request === null) throw fail("request", "a request descriptor { method, path, … }");
-  return line as TraceLine;
+  return { ...(line as TraceLine), lineNumber };
 }
 
 /** A line's time in ms since the epoch. */

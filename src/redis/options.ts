@@ -1,5 +1,5 @@
 /** The options of {@link RedisStore}: their types, defaults and validation. */
-import { wholeNumber } from "../config-fields.js";
+import { knownKeys, wholeNumber } from "../config-fields.js";
 import { PolicyConfigError } from "../errors.js";
 import type { RedisCall } from "./client.js";
 
@@ -83,6 +83,9 @@ export interface StoreSettings {
 }
 
 const DEFAULTS = { prefix: "np:", clock: "host", timeoutMs: 500, retries: 1, dedupeMs: 30_000, maxInFlight: 1_000, batch: 16 } as const;
+const OPTIONS = ["redis", "prefix", "clock", "timeoutMs", "retries", "dedupeMs", "maxInFlight", "batch", "cluster"] as const;
+/** The longest delay a timer keeps (2^31 − 1 ms, ~24.8 days): past it Node fires at once and warns, so the store would never wait. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function positive(field: string, value: unknown, fallback: number, integer: boolean): number {
   if (value === undefined) return fallback;
@@ -99,6 +102,8 @@ function positive(field: string, value: unknown, fallback: number, integer: bool
  */
 export function storeSettings(options: RedisStoreOptions): StoreSettings {
   if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be an object with at least `redis`");
+  // a misspelt option (`prefx`, `timeoutMS`) would leave its default in force without a word: two environments sharing `np:`
+  knownKeys(options as unknown as Record<string, unknown>, "", OPTIONS);
   if (typeof options.redis !== "function") {
     throw new PolicyConfigError("redis", "must be a function (command, args) => Promise<reply>, e.g. (c, a) => ioredis.call(c, a)");
   }
@@ -110,6 +115,9 @@ export function storeSettings(options: RedisStoreOptions): StoreSettings {
   const maxInFlight = wholeNumber(options.maxInFlight ?? DEFAULTS.maxInFlight, "maxInFlight", 1);
   const batch = wholeNumber(options.batch ?? DEFAULTS.batch, "batch", 1, 1_000);
   const timeoutMs = positive("timeoutMs", options.timeoutMs, DEFAULTS.timeoutMs, false);
+  if (timeoutMs * (retries + 1) > MAX_TIMER_MS) {
+    throw new PolicyConfigError("timeoutMs", `× (retries + 1) must be at most ${MAX_TIMER_MS} ms (the longest a timer waits); got ${timeoutMs} × ${retries + 1}`);
+  }
   const prefix = options.prefix ?? DEFAULTS.prefix;
   const clock = (options.clock ?? DEFAULTS.clock) === "redis" ? "r" : "h";
   const dedupeMs = positive("dedupeMs", options.dedupeMs, DEFAULTS.dedupeMs, true);

@@ -67,6 +67,17 @@ describe("npx newsletter-policy permissions", () => {
     expect(stdout.trimEnd()).toBe(readFileSync(join(root, "docs/permissions.md"), "utf8").trimEnd());
   });
 
+  it("--json gives the table as data, as docs/cli.md says every command takes (it was refused as an unknown option; found by a black-box review)", async () => {
+    const { code, stdout, stderr } = await cli(["permissions", "--json"]);
+    expect(code).toBe(0);
+    const data = JSON.parse(stdout) as { operations: { id: string; needs: string | null; budgets: string[]; cap: string | null }[]; budgets: unknown[]; roles: Record<string, unknown> };
+    expect(data.operations.find((op) => op.id === "subscribers.list")).toMatchObject({ needs: "audience: read", budgets: ["general", "audience"], cap: null });
+    expect(data.operations.find((op) => op.id === "articles.send")).toMatchObject({ needs: "sending: write", budgets: ["general", "write"], cap: "dispatch" });
+    expect(data.roles.editor).toMatchObject({ settings: "read" });
+    // no --config: the spec's defaults, without the docsUrl advice meant for a host's code
+    expect(stderr).toBe("");
+  });
+
   it("prints the table of a .mjs config's options", async () => {
     const { stdout } = await cli(["permissions", "--config", "examples/halve-audience.mjs"]);
     const mod = await import(join(root, "examples/halve-audience.mjs"));
@@ -144,6 +155,27 @@ describe("npx newsletter-policy replay", () => {
     const relative = await cli(["explain", "--grants", "content:read", "GET", "newsletters/nl_1/articles"]);
     expect(relative.code).toBe(2);
     expect(relative.stderr).toContain('PATH must start with "/"');
+  });
+
+  it("a host mistake the library finds in a trace line (a role that is not a name, a time past a Date's range) names the line; the message carries the library's name once (found by a black-box review)", async () => {
+    const trace = join(dir, "bad-role.jsonl");
+    writeFileSync(
+      trace,
+      [
+        '{"credential":{"id":"k1","kind":"api_key","newsletters":{"nl_1":{"content":"read"}}},"roles":{"nl_1":"owner"}}',
+        '{"time":"2026-11-23T08:00:00Z","credential":"k1","request":{"method":"GET","path":"/newsletters/nl_1/articles"}}',
+        '{"time":"2026-11-23T08:00:01Z","credential":"k1","roles":{"nl_1":5},"request":{"method":"GET","path":"/newsletters/nl_1/articles"}}',
+      ].join("\n"),
+    );
+    const role = await cli(["replay", trace]);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain("newsletter-policy: trace line 3: roles.nl_1 must be a role's name");
+    expect(role.stderr).not.toContain("newsletter-policy: newsletter-policy:");
+    const far = join(dir, "bad-time.jsonl");
+    writeFileSync(far, '{"time":1e30,"credential":{"id":"k1","kind":"api_key","newsletters":{}},"roles":{},"request":{"method":"GET","path":"/me"}}\n');
+    const time = await cli(["replay", far]);
+    expect(time.code).toBe(2);
+    expect(time.stderr).toContain("trace line 1: now must be a time a Date can hold");
   });
 
   it("account operations (GET /me, GET /rate-limit) are explained without a newsletter (docs/cli.md: --grants account:read for GET /me; found by a black-box review)", async () => {

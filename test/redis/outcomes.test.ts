@@ -225,6 +225,12 @@ describe("RedisStore options", () => {
     ["retries", { redis: call, retries: -1 }],
     ["retries", { redis: call, retries: 1.5 }],
     ["dedupeMs", { redis: call, dedupeMs: 0.5 }],
+    // misspelt options left their defaults in force without a word, and a timeout past a timer's range never fired (found by a black-box review)
+    ["prefx", { redis: call, prefx: "staging:" }],
+    ["timeoutMS", { redis: call, timeoutMS: 50 }],
+    ["Cluster", { redis: call, Cluster: true }],
+    ["timeoutMs", { redis: call, timeoutMs: 3e9 }],
+    ["timeoutMs", { redis: call, timeoutMs: 2 ** 30, retries: 1 }],
   ])("an invalid %s throws PolicyConfigError naming the field (%j)", (field, options) => {
     try {
       new RedisStore(options as unknown as RedisStoreOptions);

@@ -84,8 +84,10 @@ function arbBody(op: OperationSpec): fc.Arbitrary<unknown> {
  * @param options - `operations` (default: the spec's catalogue plus {@link EXTRA_OPERATIONS}), `newsletters`.
  * @returns an arbitrary of {@link GeneratedRequest}.
  * @example
+ * // EXTRA_OPERATIONS charge a host budget, `exports`, which the config must define
+ * const config = defineConfig({ budgets: { exports: { limit: 10, window: 60 } }, operations: [...EXTRA_OPERATIONS], onWarning: () => {} });
  * fc.assert(fc.property(arbCredential(), arbRoles(), arbRequest(), (credential, roles, { request }) => {
- *   const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: 0, config: { operations: [...EXTRA_OPERATIONS] } });
+ *   const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: 0, config });
  *   return decision.headers["RateLimit-Policy"] !== undefined;
  * }));
  */
