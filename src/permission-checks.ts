@@ -7,7 +7,7 @@ import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { grantedLevel, heldPermissions, holds, requirementParts, satisfies, type Effective } from "./permissions.js";
 import { insufficientScope, type Refusal } from "./refusal.js";
-import { queryValues } from "./query.js";
+import { filterValues, queryValues } from "./query.js";
 import type { NormalRequest } from "./request.js";
 import type { Grants, Level, Requirement } from "./types.js";
 
@@ -86,7 +86,8 @@ export function checkFilters(op: CompiledOperation, request: NormalRequest, news
   const filters = op.spec.filters;
   if (filters === undefined) return undefined;
   for (const name of Object.keys(filters)) {
-    const values = queryValues(request.query, name);
+    // empty values count: `?status=` is not `sent` (spec §7 #4), `?tag=` uses the tag filter (#5)
+    const values = filterValues(request.query, name);
     if (values.length === 0) continue;
     const allowed = filters[name]!.reader;
     const refused = values.find((v) => !allowed.includes(v));

@@ -126,6 +126,22 @@ export function countParts(text: string): number {
 /** No values: what an absent parameter gives, one frozen list rather than a new one per request. */
 const NO_VALUES: readonly string[] = Object.freeze([]);
 
+/**
+ * The values a reader-restricted filter is judged on (spec §7 #4–#6): as {@link queryValues}, but an
+ * empty value is kept as "" (and a name given without any value reads as one ""): `?status=` is a
+ * status other than `sent`, and `?tag=` uses the tag filter, whatever a handler makes of them.
+ */
+export function filterValues(query: ReadonlyMap<string, readonly string[]>, name: string): readonly string[] {
+  const raw = query.get(name);
+  if (raw === undefined) return NO_VALUES;
+  if (raw.length === 0) return EMPTY_VALUE;
+  const values: string[] = [];
+  for (const entry of raw) for (const part of entry.split(",")) values.push(part.trim());
+  return values;
+}
+
+const EMPTY_VALUE: readonly string[] = Object.freeze([""]);
+
 /** The values of a query parameter, repeated or comma-separated, trimmed, empties dropped. */
 export function queryValues(query: ReadonlyMap<string, readonly string[]>, name: string): readonly string[] {
   const raw = query.get(name);

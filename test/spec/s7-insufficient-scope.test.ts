@@ -84,6 +84,26 @@ describe("spec §7 insufficient_scope: status 403, message names the needed perm
     expect(s.run(get("/newsletters/nl_1/articles?status=sent&status=sent")).allowed).toBe(true);
   });
 
+  it("#4–#6 an empty filter value is a value: ?status= is a status other than sent, ?tag= uses the tag filter, ?visibility= is not public (they were ignored, and passed)", () => {
+    const s = new Session(readOnly, { nl_1: "owner" });
+    for (const [path, param, specCase] of [
+      ["/newsletters/nl_1/articles?status=", "status", 4],
+      ["/newsletters/nl_1/articles?status=sent,", "status", 4],
+      ["/newsletters/nl_1/articles?status=%20", "status", 4],
+      ["/newsletters/nl_1/articles?tag=", "tag", 5],
+      ["/newsletters/nl_1/articles?tag", "tag", 5],
+      ["/newsletters/nl_1/threads?visibility=", "visibility", 6],
+    ] as const) {
+      const d = s.run(get(path));
+      expect(d.status, path).toBe(403);
+      expect(d.body?.error.param, path).toBe(param);
+      expect(d.reason, path).toMatchObject({ case: specCase });
+    }
+    expect(s.run(get("/newsletters/nl_1/articles", { query: { tag: "" } })).body?.error.param).toBe("tag");
+    // a credential holding write may filter as it likes, empty values included
+    expect(new Session(writer, { nl_1: "owner" }).run(get("/newsletters/nl_1/articles?status=&tag=")).allowed).toBe(true);
+  });
+
   it("#5 a read-only credential using the tag filter: param tag, allowed_values left out", () => {
     const s = new Session(readOnly, { nl_1: "owner" });
     const d = s.run(get("/newsletters/nl_1/articles?tag=launch"));
