@@ -5,20 +5,18 @@
  */
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
-import { grantedLevel, heldPermissions, holds, requirementParts, satisfies, type Effective } from "./permissions.js";
+import { grantedLevel, heldPermissions, holds, levelDigit, requirementParts, satisfies, type Effective } from "./permissions.js";
 import { insufficientScope, type Refusal } from "./refusal.js";
 import { filterValues, queryValues } from "./query.js";
 import type { NormalRequest } from "./request.js";
 import type { Grants, Level, Requirement } from "./types.js";
 
-/** A level as a digit of {@link levelsCode}. */
-const digit = (level: Level): number => (level === "write" ? 2 : level === "read" ? 1 : 0);
 
 /** The six effective levels as one number (base 3, in FAMILIES order): equal codes, equal levels. */
 function levelsCode(levels: Effective): number {
   return (
-    ((((digit(levels.content) * 3 + digit(levels.audience)) * 3 + digit(levels.sending)) * 3 + digit(levels.insights)) * 3 + digit(levels.settings)) * 3 +
-    digit(levels.webhooks)
+    ((((levelDigit(levels.content) * 3 + levelDigit(levels.audience)) * 3 + levelDigit(levels.sending)) * 3 + levelDigit(levels.insights)) * 3 + levelDigit(levels.settings)) * 3 +
+    levelDigit(levels.webhooks)
   );
 }
 

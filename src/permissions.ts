@@ -86,6 +86,26 @@ export function effectiveLevels(grants: Grants | undefined, cap: Readonly<Record
   };
 }
 
+/** A level as a base-3 digit: none 0, read 1, write 2. */
+export function levelDigit(level: Level): number {
+  return level === "write" ? 2 : level === "read" ? 1 : 0;
+}
+
+/**
+ * The raw grants on one newsletter as one number: each family's level (as {@link grantedLevel}
+ * reads it) a base-3 digit, in the spec's order. Equal numbers, equal grants. Each family read by
+ * name, as {@link effectiveLevels} does (a loop over FAMILIES read each by a keyed load).
+ */
+export function grantsCode(grants: Grants | undefined): number {
+  const g = grants ?? NO_GRANTS;
+  let code = levelDigit(ownLevel(g, "content", g.content));
+  code = code * 3 + levelDigit(ownLevel(g, "audience", g.audience));
+  code = code * 3 + levelDigit(ownLevel(g, "sending", g.sending));
+  code = code * 3 + levelDigit(ownLevel(g, "insights", g.insights));
+  code = code * 3 + levelDigit(ownLevel(g, "settings", g.settings));
+  return code * 3 + levelDigit(ownLevel(g, "webhooks", g.webhooks));
+}
+
 /** The raw grant on one family, for spec §7 #2 (minted with the family, capped by the role now). */
 export function grantedLevel(grants: Grants | undefined, family: Family): Level {
   return grants === undefined ? "none" : ownLevel(grants, family, grants[family]);

@@ -3,9 +3,9 @@
  * pure API, derived from the inputs so that the same inputs always give the same id.
  */
 import { FNV_BASIS, FNV_BASIS_2, FNV_PRIME, FNV_PRIME_2 } from "./hash.js";
-import { FAMILIES, grantedLevel } from "./permissions.js";
+import { grantsCode } from "./permissions.js";
 import type { DescriptorRead } from "./request.js";
-import type { Grants, Level } from "./types.js";
+import type { Grants } from "./types.js";
 
 /** Every byte as two lowercase hex digits. */
 const HEX2 = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
@@ -79,6 +79,12 @@ function feed(sep: number, text: string, length: number): void {
   }
   hash[0] = a;
   hash[1] = b;
+}
+
+/** Feeds the character `sep`, then the one character whose code is `code` (no string made for it). */
+function feedCode(sep: number, code: number): void {
+  hash[0] = Math.imul(Math.imul(hash[0]! ^ sep, FNV_PRIME) ^ code, FNV_PRIME);
+  hash[1] = Math.imul(Math.imul(hash[1]! ^ sep, FNV_PRIME_2) ^ code, FNV_PRIME_2);
 }
 
 /** Decimal digits of a number being fed, lowest first (see {@link feedNumber}). */
@@ -171,8 +177,9 @@ function hashHex(): string {
  * hash of the text below with two bases and primes, written as 16 hex digits. The text, parts joined
  * by NUL: the subject; `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` (each field a string's first 512
  * characters or the value's type) followed by ` name=v1,v2` per query parameter (values to 512
- * characters); `ROLE WHO` (the owner's role on the newsletter as the plan read it, like a field, and
- * {@link whoCode} of the credential's grants there and its account access); `now`; `seq`. The
+ * characters); `ROLE W` (the owner's role on the newsletter as the plan read it, like a field, and
+ * the one character whose code is {@link whoCode} of the credential's grants there and its account
+ * access); `now`; `seq`. The
  * descriptor is read as `plan` read it (once, plain values only), each part bounded, so it never
  * throws and costs the same for a 10 MB string as for a short one. The text is fed to the hashes
  * piece by piece, never built.
@@ -187,7 +194,7 @@ export function inputId(subject: string, read: DescriptorRead, role: string | un
   feedField(32, read.newsletter);
   if (read.query instanceof Map) for (const [name, values] of read.query as ReadonlyMap<string, readonly string[]>) feedParam(name, values);
   feedField(0, role);
-  feedNumber(32, who);
+  feedCode(32, who); // one code unit: who < 2 · 3^6
   feedNumber(0, now);
   feedNumber(0, seq);
   return hashHex();
@@ -218,12 +225,8 @@ export function derivedRequestId(given: string | undefined, subject: string, rea
  * grants (200 and 403) or its account access get two ids. A whole number below 2 · 3^6.
  */
 export function whoCode(grants: Grants | undefined, account: boolean): number {
-  let code = 0;
-  for (const family of FAMILIES) code = code * 3 + LEVEL_DIGIT[grantedLevel(grants, family)];
-  return code * 2 + (account ? 1 : 0);
+  return grantsCode(grants) * 2 + (account ? 1 : 0);
 }
-
-const LEVEL_DIGIT: Readonly<Record<Level, number>> = { none: 0, read: 1, write: 2 };
 
 /** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */
 export function requestIdOf(given: string | undefined, fallback: () => string): string {
