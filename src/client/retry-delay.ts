@@ -8,7 +8,7 @@
 export interface ResponseLike {
   readonly status: number;
   readonly headers: { get(name: string): string | null };
-  /** Used to read the error body without consuming the caller's copy. */
+  /** Read by `withRetry` for the error body, without consuming the caller's copy; `retryDelay` reads no body. */
   clone?(): { text(): Promise<string> };
   readonly bodyUsed?: boolean;
 }
@@ -31,7 +31,10 @@ export interface RetryDelayOptions {
   random?: () => number;
   /** The clock for an HTTP-date `Retry-After`, ms since the epoch. Default `Date.now`. */
   now?: () => number;
-  /** The error body when the caller has already read it (then the response body is not read). */
+  /**
+   * The error body, when the caller has read it (parsed, or its JSON text): its message then says
+   * whether a 429 is a daily cap's, and may name the unit. Without it the headers tell (see `retryDelay`).
+   */
   body?: unknown;
 }
 
@@ -43,12 +46,12 @@ const BACKOFF_STATUSES = new Set([502, 503, 504]);
 const DAILY = /\bdaily\b/i;
 const UNIT = /Retry-After is (?:measured )?in (hours|seconds)/i;
 
-async function errorMessage(response: ResponseLike, given: unknown): Promise<string | undefined> {
+/** The message of an error body already read (an object, or its JSON text); undefined when it has none. */
+function errorMessage(given: unknown): string | undefined {
   let body = given;
-  if (body === undefined && response.clone !== undefined && response.bodyUsed !== true) {
+  if (typeof body === "string") {
     try {
-      const text = await response.clone().text();
-      body = text === "" ? undefined : JSON.parse(text);
+      body = JSON.parse(body);
     } catch {
       return undefined; // not JSON: there is no message to read
     }
@@ -56,6 +59,23 @@ async function errorMessage(response: ResponseLike, given: unknown): Promise<str
   const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
   const message = typeof error === "object" && error !== null ? (error as { message?: unknown }).message : undefined;
   return typeof message === "string" ? message : undefined;
+}
+
+/**
+ * Whether a 429 with `Retry-After: <count>` is a daily cap's, from its headers alone. A spent
+ * budget's 429 shows that budget (DESIGN §3, §5): `RateLimit-Remaining` 0 and `RateLimit-Reset`
+ * equal to `Retry-After`, both its whole seconds to the window's end. A daily cap's 429 was charged
+ * to budgets that had room: `RateLimit-Remaining` above 0, or 0 (this request took a budget's last
+ * request) with a reset that is not its `Retry-After`, which counts hours. Only when a daily cap's
+ * hours happen to equal that budget's seconds is it read as a budget's (a retry comes early and is
+ * refused again); pass the error body (`options.body`) to read its message instead.
+ */
+function dailyByHeaders(response: ResponseLike, count: number): boolean {
+  const remaining = response.headers.get("RateLimit-Remaining")?.trim();
+  if (remaining !== undefined && /^\d+$/.test(remaining) && Number(remaining) > 0) return true;
+  const reset = response.headers.get("RateLimit-Reset")?.trim();
+  if (remaining === "0" && reset !== undefined && /^\d+$/.test(reset)) return Number(reset) !== count;
+  return false;
 }
 
 /** `Retry-After` as a count of units, or as an HTTP date in ms from now (RFC 9110 §10.2.3). */
@@ -84,32 +104,35 @@ function backoff(options: RetryDelayOptions): number {
  * different request, a wider permission or a new key first (spec §7: `insufficient_scope` —
  * "Retrying: no").
  *
- * - 429: `Retry-After` (spec §7: whole seconds; for a daily cap, whose message says it is a daily
- *   limit, hours — or seconds when the message or `dailyRetryAfter` says so; with no readable body,
- *   a 429 whose `RateLimit-Remaining` is above 0 is a daily cap, since a spent budget shows 0); without it,
- *   `RateLimit-Reset` when `RateLimit-Remaining` is 0; otherwise a backoff.
+ * - 429: `Retry-After` (spec §7: whole seconds; for a daily cap hours — or seconds when the error
+ *   message or `dailyRetryAfter` says so). Whether it is a daily cap is read from the error body's
+ *   message when `options.body` gives it, else from the headers (see `dailyByHeaders`: a spent
+ *   budget shows `RateLimit-Remaining: 0` and a `RateLimit-Reset` equal to `Retry-After`); without
+ *   `Retry-After`, `RateLimit-Reset` when `RateLimit-Remaining` is 0; otherwise a backoff.
  * - 502, 503, 504: `Retry-After` when present, else exponential backoff with jitter.
  *
- * @param response - a Fetch `Response` (its body is read from a clone, so the caller can still read it).
+ * Synchronous (DESIGN: `retryDelay(response) // => ms to wait, or undefined`): it reads the status
+ * and headers, and the error body only when the caller passes it (`options.body`); the response's
+ * body is never read, so the caller still can.
+ *
+ * @param response - a Fetch `Response`, or anything with `status` and `headers.get`.
  * @param options - `dailyRetryAfter` (default `hours`), `attempt` and the backoff settings, `body` when already read.
  * @returns milliseconds to wait, or `undefined` when a retry cannot help.
  * @example
  * const response = await fetch(url);
- * const wait = await retryDelay(response);
+ * const wait = retryDelay(response);
  * if (wait !== undefined && wait < 60_000) setTimeout(sendAgain, wait);
  */
-export async function retryDelay(response: ResponseLike, options: RetryDelayOptions = {}): Promise<number | undefined> {
+export function retryDelay(response: ResponseLike, options: RetryDelayOptions = {}): number | undefined {
   const now = options.now ?? Date.now;
   const status = response.status;
   if (status === 429) {
     const after = readRetryAfter(response.headers.get("Retry-After"), now);
     if (after !== undefined && "ms" in after) return after.ms;
-    const message = await errorMessage(response, options.body);
     if (after !== undefined) {
-      // Without a message: a spent budget's 429 shows that budget, so RateLimit-Remaining is 0 there;
-      // remaining requests mean the budgets had room and a daily cap refused.
-      const remaining = Number(response.headers.get("RateLimit-Remaining") ?? "0");
-      const daily = message !== undefined ? DAILY.test(message) : remaining > 0;
+      // the error body's message says whether it is a daily limit, and may name the unit; without it, the headers tell
+      const message = options.body === undefined ? undefined : errorMessage(options.body);
+      const daily = message !== undefined ? DAILY.test(message) : dailyByHeaders(response, after.count);
       const unit = daily ? (message?.match(UNIT)?.[1]?.toLowerCase() ?? options.dailyRetryAfter ?? "hours") : "seconds";
       return after.count * (unit === "hours" ? HOUR_MS : 1000);
     }

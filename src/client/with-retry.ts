@@ -54,6 +54,16 @@ function isRequest(input: unknown): input is Request {
   return typeof Request !== "undefined" && input instanceof Request;
 }
 
+/** A response's body text, read from a clone (the caller's copy stays unread); undefined when it cannot be read. */
+async function errorBodyOf(response: Response): Promise<string | undefined> {
+  if (response.bodyUsed) return undefined;
+  try {
+    return await response.clone().text();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Wraps a Fetch-style function so that refused requests are sent again when, and only when, a retry
  * can help (see `retryDelay`): after `Retry-After` for a 429, with backoff for a 502–504 or a
@@ -100,7 +110,9 @@ export function withRetry(fetch: FetchLike, options: WithRetryOptions = {}): Fet
       }
       const last = attempt >= maxAttempts || once;
       // a network error: the request may or may not have arrived; a read or a keyed write is safe to send again
-      const delay = response !== undefined ? await retryDelay(response, { ...options, attempt: attempt - 1 }) : await retryDelay({ status: 503, headers: new Headers() }, { ...options, attempt: attempt - 1 });
+      // a 429's error body says whether a daily cap refused (its message), read from a clone so the caller keeps it
+      const body = response?.status === 429 ? await errorBodyOf(response) : undefined;
+      const delay = response !== undefined ? retryDelay(response, { ...options, attempt: attempt - 1, ...(body !== undefined && { body }) }) : retryDelay({ status: 503, headers: new Headers() }, { ...options, attempt: attempt - 1 });
       if (last || delay === undefined || delay > maxWaitMs) {
         if (response !== undefined) return response;
         throw error;

@@ -121,17 +121,40 @@ describe("retryDelay: how long to wait, from the server's own answer (spec §7, 
     await fetch(`${base}/articles/a_1/send`, send("a_1"));
     const capped = await fetch(`${base}/articles/a_2/send`, send("a_2"));
     expect(capped.headers.get("Retry-After")).toBe(String(14 * 3600));
-    expect(await retryDelay(capped)).toBe(14 * 3_600_000);
+    // the message names the unit: read it from the body, or tell retryDelay the server's unit
+    expect(retryDelay(capped, { body: await capped.clone().text() })).toBe(14 * 3_600_000);
+    expect(retryDelay(capped, { dailyRetryAfter: "seconds" })).toBe(14 * 3_600_000);
   });
 
   it("dailyRetryAfter: the unit of a daily cap whose message does not name it", async () => {
     const body = JSON.stringify({ error: { code: "rate_limited", message: "The daily send limit is reached." } });
     const answer = () => new Response(body, { status: 429, headers: { "Retry-After": "3" } });
-    expect(await retryDelay(answer())).toBe(3 * 3_600_000);
-    expect(await retryDelay(answer(), { dailyRetryAfter: "seconds" })).toBe(3_000);
+    expect(retryDelay(answer(), { body })).toBe(3 * 3_600_000);
+    expect(retryDelay(answer(), { body: JSON.parse(body) })).toBe(3 * 3_600_000);
+    expect(retryDelay(answer(), { body, dailyRetryAfter: "seconds" })).toBe(3_000);
     // a budget's message is never read as hours
-    const budget = new Response(JSON.stringify({ error: { code: "rate_limited", message: "The write budget is spent." } }), { status: 429, headers: { "Retry-After": "3" } });
-    expect(await retryDelay(budget, { dailyRetryAfter: "hours" })).toBe(3_000);
+    const spent = JSON.stringify({ error: { code: "rate_limited", message: "The write budget is spent." } });
+    expect(retryDelay(new Response(spent, { status: 429, headers: { "Retry-After": "3" } }), { body: spent, dailyRetryAfter: "hours" })).toBe(3_000);
+    // no body given and no RateLimit-* headers to tell: seconds (a retry that comes early is refused again; hours for a budget would wait far too long)
+    expect(retryDelay(answer())).toBe(3_000);
+  });
+
+  it("DESIGN Beyond: retryDelay answers at once, a number or undefined, never a Promise; it reads no body, so the caller still can (found by a black-box review)", async () => {
+    reset({ caps: { dispatch: { limit: 1 } } });
+    await fetch(`${base}/articles/a_1/send`, send("a_1"));
+    const capped = await fetch(`${base}/articles/a_2/send`, send("a_2"));
+    const wait = retryDelay(capped);
+    expect(wait).toBe(14 * 3_600_000);
+    expect(capped.bodyUsed).toBe(false);
+    expect(((await capped.json()) as { error: { message: string } }).error.message).toMatch(/daily/);
+    expect(retryDelay(new Response("{}", { status: 403 }))).toBeUndefined();
+  });
+
+  it("from the headers alone, a daily cap that took a budget's last request (RateLimit-Remaining 0) is still told from a spent budget: its RateLimit-Reset is not its Retry-After", () => {
+    const daily = new Response("", { status: 429, headers: { "Retry-After": "5", "RateLimit-Remaining": "0", "RateLimit-Reset": "42" } });
+    expect(retryDelay(daily)).toBe(5 * 3_600_000);
+    const budget = new Response("", { status: 429, headers: { "Retry-After": "42", "RateLimit-Remaining": "0", "RateLimit-Reset": "42" } });
+    expect(retryDelay(budget)).toBe(42_000);
   });
 
   it("no readable body: a 429 with requests remaining in the budgets is a daily cap (hours); one with none left is a budget (seconds)", async () => {

@@ -13,7 +13,7 @@ describe("public types of permitted and the client", () => {
 
   it("retryDelay takes a Fetch Response and answers ms or undefined; withRetry keeps fetch's signature", () => {
     expectTypeOf<Response>().toMatchTypeOf<ResponseLike>();
-    expectTypeOf(retryDelay).returns.resolves.toEqualTypeOf<number | undefined>();
+    expectTypeOf(retryDelay).returns.toEqualTypeOf<number | undefined>();
     expectTypeOf(withRetry(fetch)).toEqualTypeOf<FetchLike>();
     expectTypeOf(fetch).toMatchTypeOf<FetchLike>();
   });
