@@ -1,6 +1,8 @@
 /** The node:http guard on a real node:http server (see scenario.ts for the cases). */
 import { createServer, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { createPolicy, MemoryStore } from "../../src/index.js";
 import { newsletterPolicy } from "../../src/adapters/node.js";
 import { describeAdapter, Unauthenticated, type Host, type Running } from "./scenario.js";
 
@@ -50,3 +52,42 @@ async function start(host: Host): Promise<Running> {
 }
 
 describeAdapter("node:http", start);
+
+// A raw client can send a "#" in the request target, and Node keeps it in req.url; the policy cut the
+// query at it while a handler's parser read past it: ?status=sent#&status=draft passed a read-only key
+// to a handler that saw status sent# and draft (found by a black-box review).
+
+describe("node:http guard: a raw request target with a '#'", () => {
+  it("spec §7 #4/#5: is refused 400 naming path, never reaches the handler, whatever follows the '#'", async () => {
+    const policy = createPolicy({ store: new MemoryStore(), config: { docsUrl: "https://docs.example/errors" } });
+    const guard = newsletterPolicy({ policy, who: () => ({ credential: { id: "ro", kind: "api_key", newsletters: { nl_1: { content: "read" } } }, roles: { nl_1: "owner" } }) });
+    let reached = 0;
+    const server = createServer(async (req, res) => {
+      if (!(await guard(req, res))) return;
+      reached++;
+      res.writeHead(200).end("handler");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as AddressInfo).port;
+    const send = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, "127.0.0.1", () => socket.end(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+        let text = "";
+        socket.on("data", (chunk) => (text += chunk));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+    try {
+      for (const target of ["/newsletters/nl_1/articles?status=sent#&status=draft", "/newsletters/nl_1/articles?#&tag=launch", "/newsletters/nl_1/articles#x"]) {
+        const answer = await send(target);
+        expect(answer.split("\r\n")[0], target).toBe("HTTP/1.1 400 Bad Request");
+        expect(answer, target).toContain('"param":"path"');
+      }
+      expect(reached).toBe(0);
+      expect((await send("/newsletters/nl_1/articles?status=sent")).split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+      expect(reached).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
