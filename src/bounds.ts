@@ -18,4 +18,8 @@ export const BOUNDS = Object.freeze({
   address: 254,
   /** One id in a body list such as tagging's `subscribers`. */
   listId: 255,
+  /** Values (arrays, objects, primitives) of a body bound to an Idempotency-Key: its fingerprint reads all of them. */
+  keyedBodyValues: 50_000,
+  /** Characters of a keyed body's canonical JSON (about its JSON size): its fingerprint hashes all of it. */
+  keyedBodyLength: 1_048_576,
 });

@@ -3,6 +3,7 @@
  * permission and input; decide.ts holds the whole order). Gives either a refusal, tagged with the
  * check that made it, or a go-ahead carrying the idempotency key and daily cap the store must check.
  */
+import { BOUNDS } from "./bounds.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import { requestFingerprint } from "./fingerprint.js";
@@ -126,7 +127,12 @@ function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, reque
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined, "", role);
   }
-  return planOf(config, op, request.requestId, newsletter, view, undefined, key, requestFingerprint(request.method, request.path, request.query, request.body), role);
+  const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body);
+  if (fingerprint === undefined) {
+    const detail = `must be at most ${BOUNDS.keyedBodyValues.toLocaleString("en")} JSON values and ${BOUNDS.keyedBodyLength.toLocaleString("en")} characters to be bound to an Idempotency-Key`;
+    return planOf(config, op, request.requestId, newsletter, view, invalid("body", detail), undefined, "", role);
+  }
+  return planOf(config, op, request.requestId, newsletter, view, undefined, key, fingerprint, role);
 }
 
 /** Reach (DESIGN §8: minted for the newsletter and a role there now), then permission and input. */

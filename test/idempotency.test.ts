@@ -130,6 +130,46 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     );
   });
 
+  it("canonicalJson writes the text it wrote before it walked one frame per container (the model below, as it was): a key recorded before an upgrade still matches its retry", () => {
+    const odd = fc.oneof(fc.constant(undefined), fc.bigInt(), fc.constant(Number.NaN), fc.constant(-0), fc.constant(() => 1), fc.constant(Symbol("s")));
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: "small" }, fc.jsonValue({ maxDepth: 2 }), odd, fc.array(tie("node"), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 3 }), tie("node"), { maxKeys: 4 })),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(canonicalJsonBefore(v));
+      }),
+      { numRuns: 500 },
+    );
+    // the odd shapes the walk was written for, one by one
+    const cyclic: Record<string, unknown> = { a: [1] };
+    cyclic.self = cyclic;
+    (cyclic.a as unknown[]).push(cyclic);
+    const throwing = Object.defineProperty({ b: 1 }, "x", { enumerable: true, get: () => { throw new Error("no"); } });
+    const revoked = Proxy.revocable([], {});
+    revoked.revoke();
+    const shared = { s: 1 };
+    for (const v of [cyclic, throwing, [1, throwing, 2], { p: revoked.proxy }, [shared, shared], [[], {}, [[]]], new Array(3), { __proto__: null, z: 1 }]) {
+      expect(canonicalJson(v)).toBe(canonicalJsonBefore(v));
+    }
+  });
+
+  it("a keyed write's body is bounded before the work that grows with it (docs/security.md): past 50 000 values or 1 MiB of JSON it is refused 400 naming body, its elements unread; without a key it is not fingerprinted at all (found by a black-box review: a 1 MB body cost 369 ms)", () => {
+    let reads = 0;
+    const counted = (length: number) => new Proxy(new Array(length).fill(0), { get: (t, k) => (typeof k === "string" && /^\d+$/.test(k) && reads++, Reflect.get(t, k)) });
+    const keyed = (body: unknown) => evaluate(testSend([], { body: { to: ["a@example.com"], ...(body as object) }, idempotencyKey: "k-1" }), { credential, roles, usage: emptyUsage(), now: T0 }).decision;
+    expect(keyed({ pad: counted(1_000_000) }).body?.error).toMatchObject({ code: "invalid_request", param: "body" });
+    expect(reads).toBe(0);
+    expect(keyed({ pad: "x".repeat(2_000_000) }).body?.error).toMatchObject({ code: "invalid_request", param: "body" });
+    expect(keyed({ pad: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`k${i}`, i])) }).body?.error).toMatchObject({ param: "body" });
+    // within the bounds, a keyed write goes on
+    expect(keyed({ pad: new Array(40_000).fill(0) }).allowed).toBe(true);
+    expect(keyed({ pad: "x".repeat(500_000) }).allowed).toBe(true);
+    // without a key the body is not fingerprinted: no bound applies
+    const plain = evaluate(testSend([], { body: { to: ["a@example.com"], pad: counted(1_000_000) }, idempotencyKey: undefined }), { credential, roles, usage: emptyUsage(), now: T0 }).decision;
+    expect(plain.allowed).toBe(true);
+  });
+
   it("canonicalJson never throws and never recurses: cycles, deep nesting, throwing getters, odd values", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
@@ -143,3 +183,54 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     expect(canonicalJson(undefined)).not.toBe(canonicalJson(null));
   });
 });
+
+/** canonicalJson as it was written before (a frame per value): the model the one in use is held to. */
+type Frame = { value: unknown } | { close: string; parent?: object };
+
+function canonicalJsonBefore(value: unknown): string {
+  const out: string[] = [];
+  const open = new Set<object>();
+  const stack: Frame[] = [{ value }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    if ("close" in frame) {
+      out.push(frame.close);
+      if (frame.parent !== undefined) open.delete(frame.parent);
+      continue;
+    }
+    const v = frame.value;
+    if (v === null) out.push("null");
+    else if (typeof v === "string") out.push(JSON.stringify(v));
+    else if (typeof v === "number") out.push(Number.isFinite(v) ? JSON.stringify(v) : `!${String(v)}`);
+    else if (typeof v === "boolean") out.push(v ? "true" : "false");
+    else if (typeof v === "bigint") out.push(`!${v}n`);
+    else if (typeof v !== "object") out.push(`!${typeof v}`);
+    else if (open.has(v)) out.push("!cycle");
+    else {
+      try {
+        const items: Frame[] = [];
+        if (Array.isArray(v)) {
+          out.push("[");
+          for (let i = 0; i < v.length; i++) {
+            if (i > 0) items.push({ close: "," });
+            items.push({ value: v[i] });
+          }
+          stack.push({ close: "]", parent: v });
+        } else {
+          out.push("{");
+          const keys = Object.keys(v).sort();
+          keys.forEach((key, i) => {
+            items.push({ close: `${i > 0 ? "," : ""}${JSON.stringify(key)}:` });
+            items.push({ value: (v as Record<string, unknown>)[key] });
+          });
+          stack.push({ close: "}", parent: v });
+        }
+        open.add(v);
+        for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]!);
+      } catch {
+        out.push("!unreadable");
+      }
+    }
+  }
+  return out.join("");
+}
