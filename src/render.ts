@@ -16,26 +16,30 @@ import type { Decision, ErrorCode, ErrorObject, Reason, RefusalStatus, ReleaseTi
 
 const ALLOWED: Reason = Object.freeze({ rule: "allowed" });
 const REPLAYED: Reason = Object.freeze({ rule: "allowed", replay: true });
-const NONE: readonly string[] = Object.freeze([]);
-const NOTHING: Decision["charged"] = Object.freeze({ budgets: NONE, caps: NONE });
+/**
+ * What a decision that charged nothing shows: a new object each time, as every decision's `charged`
+ * is its own (DESIGN: `charged: { budgets: string[]; caps: string[] }`, lists a host may change).
+ */
+function nothing(): Decision["charged"] {
+  return { budgets: [], caps: [] };
+}
 
-/** What charging a list of budgets shows, one frozen object per list (the lists are the compiled config's). */
-const chargedOf = new WeakMap<readonly BudgetSpec[], Decision["charged"]>();
+/** The names of each list of budgets, made once (the lists are the compiled config's). */
+const namesOf = new WeakMap<readonly BudgetSpec[], readonly string[]>();
 
-/** The list charged last and what it shows: most requests repeat it, and an identity test is cheaper than a WeakMap's lookup. */
+/** The list charged last and its names: most requests repeat it, and an identity test is cheaper than a WeakMap's lookup. */
 let lastBudgets: readonly BudgetSpec[] | undefined;
-let lastCharged: Decision["charged"] = NOTHING;
+let lastNames: readonly string[] = [];
 
+/** What charging a list of budgets shows: the names copied into the decision's own list. */
 function chargedBudgets(budgets: readonly BudgetSpec[]): Decision["charged"] {
-  if (budgets === lastBudgets) return lastCharged;
-  let charged = chargedOf.get(budgets);
-  if (charged === undefined) {
-    charged = Object.freeze({ budgets: Object.freeze(budgets.map((b) => b.name)), caps: NONE });
-    chargedOf.set(budgets, charged);
+  if (budgets !== lastBudgets) {
+    let names = namesOf.get(budgets);
+    if (names === undefined) namesOf.set(budgets, (names = Object.freeze(budgets.map((b) => b.name))));
+    lastBudgets = budgets;
+    lastNames = names;
   }
-  lastBudgets = budgets;
-  lastCharged = charged;
-  return charged;
+  return { budgets: lastNames.slice(), caps: [] };
 }
 
 /** Everything an answer is presented from. */
@@ -61,9 +65,10 @@ interface Refused {
 }
 
 /**
- * The one decision builder: allowed without a body, refused with one. Both arms have the same
- * fields in the same order (`body` undefined when allowed), so hosts' reads stay monomorphic. Its
- * parts come as arguments, not in an object: a decision is built with no object but itself.
+ * The one decision builder: allowed without a body, refused with one (DESIGN: `body` "present
+ * exactly when refused": an allowed decision has no `body` key at all, not one holding undefined).
+ * The other fields come in the same order in both. Its parts come as arguments, not in an object: a
+ * decision is built with no object but itself.
  */
 function decision(
   plan: Plan,
@@ -75,18 +80,11 @@ function decision(
   refused?: Refused,
   release?: ReleaseTicket,
 ): Decision {
-  const built = {
-    allowed: refused === undefined,
-    status: refused === undefined ? 200 : refused.status,
-    headers,
-    body: refused?.body,
-    operation: plan.operation?.id,
-    view: plan.view,
-    newsletter: plan.newsletter,
-    charged,
-    requestId,
-    reason,
-  } as Decision;
+  const built = (
+    refused === undefined
+      ? { allowed: true, status: 200, headers, operation: plan.operation?.id, view: plan.view, newsletter: plan.newsletter, charged, requestId, reason }
+      : { allowed: false, status: refused.status, headers, body: refused.body, operation: plan.operation?.id, view: plan.view, newsletter: plan.newsletter, charged, requestId, reason }
+  ) as Decision;
   if (release !== undefined) built.release = release;
   if (degraded === true) built.degraded = true;
   return built;
@@ -124,7 +122,7 @@ function budgetSpent(plan: Plan, requestId: string, docsUrl: string, degraded: b
   const { spent, named, retryAfter } = spentBudgets(plan, windows, now);
   headers["Retry-After"] = String(retryAfter);
   const refused = refusal(requestId, docsUrl, 429, "rate_limited", say.budgetSpent(named));
-  return decision(plan, requestId, degraded, headers, { rule: "budget_spent", budget: named.name, spent }, NOTHING, refused);
+  return decision(plan, requestId, degraded, headers, { rule: "budget_spent", budget: named.name, spent }, nothing(), refused);
 }
 
 function conflict(f: Facts, headers: Record<string, string>, fingerprint: string, charged: Decision["charged"]): Decision {
@@ -161,7 +159,7 @@ export function present(planned: Plan, charge: ChargeRequest, result: StoreResul
   const answer = decide(planned.refusal, result);
   const now = result.kind === "store_failed" ? t : (result.now ?? t);
   const headers = result.kind === "store_failed" ? uncountedHeaders(planned, now) : rateLimitHeaders(planned, result.windows, now);
-  const charged = CHARGES_BUDGETS[answer] ? chargedBudgets(planned.budgets) : NOTHING;
+  const charged = CHARGES_BUDGETS[answer] ? chargedBudgets(planned.budgets) : nothing();
   switch (answer) {
     case "refused":
     case "refused_uncharged":
@@ -195,11 +193,11 @@ function render(answer: Exclude<Answer, "refused" | "refused_uncharged" | "budge
     case "unavailable": {
       const { error } = result as Extract<StoreResult, { kind: "store_failed" }>;
       const refused = refusal(f.requestId, f.config.docsUrl, 503, "service_unavailable", say.STORE_UNAVAILABLE);
-      return decisionOf(f, headers, { rule: "store_unavailable", failOpen: false, error }, NOTHING, refused);
+      return decisionOf(f, headers, { rule: "store_unavailable", failOpen: false, error }, nothing(), refused);
     }
     case "allowed_uncounted": {
       const { error } = result as Extract<StoreResult, { kind: "store_failed" }>;
-      return decisionOf(f, headers, { rule: "store_unavailable", failOpen: true, error }, NOTHING);
+      return decisionOf(f, headers, { rule: "store_unavailable", failOpen: true, error }, nothing());
     }
   }
 }

@@ -154,10 +154,10 @@ export type Reason =
   | { rule: "daily_cap"; cap: CapName; limit: number; count: number; resetAt: number }
   | { rule: "store_unavailable"; failOpen: boolean; error: string };
 
-/** What a request was charged: budget names and cap names. */
+/** What a request was charged: budget names and cap names (DESIGN: the decision's own lists). */
 export interface Charged {
-  readonly budgets: readonly string[];
-  readonly caps: readonly string[];
+  budgets: string[];
+  caps: string[];
 }
 
 /** A token that lets `release` uncount one daily-cap charge. */

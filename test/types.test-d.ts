@@ -55,6 +55,12 @@ describe("public types", () => {
     evaluate({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "k", body: { any: "json" } }, state);
   });
 
+  it("DESIGN The decision: charged is { budgets: string[]; caps: string[] }, the decision's own lists (they were readonly; found by a black-box review)", () => {
+    const d = {} as Decision;
+    const charged: { budgets: string[]; caps: string[] } = d.charged;
+    expectTypeOf(charged.budgets).toEqualTypeOf<string[]>();
+  });
+
   it("status and error code are literal unions of what the library answers", () => {
     expectTypeOf<Decision["status"]>().toEqualTypeOf<200 | 400 | 403 | 404 | 409 | 429 | 503>();
     expectTypeOf<AllowedDecision["status"]>().toEqualTypeOf<200>();

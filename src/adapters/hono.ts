@@ -16,8 +16,12 @@ declare module "hono" {
 /** The Hono environment the middleware sets: `new Hono<PolicyEnv>()` types `c.get("decision")`. */
 export type PolicyEnv = { Variables: { decision: AllowedDecision } };
 
-/** Answers an allowed replay: return the stored result as a Response; return nothing to let the request go on. */
-export type HonoReplay = (decision: AllowedDecision, c: Context) => Response | void | Promise<Response | void>;
+/**
+ * Answers an allowed replay: return the stored result as a Response; return nothing to let the
+ * request go on. Called with the Context twice, as `req` and as `res`, so that DESIGN's
+ * `(decision, req, res)` shape fits; `(decision, c)` fits too.
+ */
+export type HonoReplay = (decision: AllowedDecision, c: Context, res: Context) => Response | void | Promise<Response | void>;
 
 /** Options of the Hono {@link newsletterPolicy}. */
 export type HonoPolicyOptions = AdapterOptions<Context, HonoReplay>;
@@ -84,7 +88,8 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
       return c.json(answer.body, answer.status, headers);
     }
     if (outcome.kind === "replay" && options.onReplay !== undefined) {
-      const answer = await options.onReplay(outcome.decision, c);
+      // DESIGN's (decision, req, res): Hono has one Context for both, so it is passed as both
+      const answer = await options.onReplay(outcome.decision, c, c);
       if (answer instanceof Response) return withHeaders(answer, headers);
     }
     for (const [name, value] of Object.entries(headers)) c.header(name, value);

@@ -31,3 +31,8 @@ test("Hono: c.get('decision') is typed through Variables", () => {
 test("node: the guard resolves to the allowed decision or undefined", () => {
   expectTypeOf<ReturnType<NodeGuard>>().toEqualTypeOf<Promise<AllowedDecision | undefined>>();
 });
+
+test("DESIGN Adapters: onReplay's (decision, req, res) shape is accepted by every adapter, Hono too (the Context is both; found by a black-box review)", () => {
+  honoPolicy({ policy: null as never, who: null as never, onReplay: (_decision, _req, res) => res.json({ replayed: true }) });
+  honoPolicy({ policy: null as never, who: null as never, onReplay: (_decision, c) => c.json({ replayed: true }) });
+});

@@ -5,7 +5,7 @@
  * RedisStore alike.
  */
 import { describe, expect, it } from "vitest";
-import { createPolicy, emptyUsage, PolicyConfigError, reset, type Decision, type PolicyStore, type Who } from "../../src/index.js";
+import { createPolicy, defineConfig, emptyUsage, evaluate, PolicyConfigError, reset, type Decision, type PolicyStore, type Who } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { T0, get, key, post } from "../fixtures.js";
 import { counting, ioredisCall } from "../redis/helpers.js";
@@ -119,6 +119,21 @@ describe("reset over the stores", () => {
     const policy = createPolicy({ store: legacy });
     await expect(policy.reset({ newsletter: "nl_1" })).rejects.toThrow(PolicyConfigError);
     await expect(policy.reset({ newsletter: "nl_1" })).rejects.toMatchObject({ field: "store.reset" });
+  });
+
+  it("the pure reset clears by the config it is given: today's dispatch count of a day that starts at UTC+10 (docs/operating.md; without the config it reads the spec's day, as documented: found by a black-box review)", () => {
+    const config = defineConfig({ docsUrl: "https://docs.example/errors", dayStartsAtUtcOffsetMinutes: 600, caps: { dispatch: { limit: 1 } } });
+    const sender = key({ nl_1: { sending: "write" } });
+    const at = Date.UTC(2025, 0, 1, 20); // 06:00 on 2 January at UTC+10
+    const send = (usage: ReturnType<typeof emptyUsage>, now: number, article: string) => evaluate(post(`/articles/${article}/send`, { newsletter: "nl_1" }), { credential: sender, roles: { nl_1: "owner" }, usage, now, config });
+    const first = send(emptyUsage(), at, "a_1");
+    expect(first.decision.allowed).toBe(true);
+    expect(send(first.usage, at + 1000, "a_2").decision.status).toBe(429);
+    const cleared = reset(first.usage, { newsletter: "nl_1" }, at + 2000, config);
+    expect(cleared).not.toBe(first.usage);
+    expect(send(cleared, at + 3000, "a_3").decision.allowed).toBe(true);
+    // the spec's day (UTC) is 1 January there, where nothing was counted
+    expect(reset(first.usage, { newsletter: "nl_1" }, at + 2000)).toBe(first.usage);
   });
 
   it("the pure reset returns the same snapshot when there is nothing to clear", () => {

@@ -39,6 +39,27 @@ describe("spec §2 error object", () => {
   });
 });
 
+describe("DESIGN The decision", () => {
+  it("body is present exactly when refused: an allowed decision has no body key at all (it had one holding undefined; found by a black-box review)", () => {
+    const s = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
+    const allowed = s.run(get("/newsletters/nl_1/articles"));
+    expect(allowed.allowed).toBe(true);
+    expect("body" in allowed).toBe(false);
+    expect(allowed).not.toHaveProperty("body");
+    const refused = s.run(get("/newsletters/nl_1/subscribers"));
+    expect(refused.body?.error.code).toBe("insufficient_scope");
+  });
+
+  it("charged holds the decision's own lists: changing one decision's changes no other's", () => {
+    const s = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
+    const first = s.run(get("/newsletters/nl_1/articles"));
+    first.charged.budgets.push("changed");
+    first.charged.caps.push("changed");
+    const second = s.run(get("/newsletters/nl_1/articles"));
+    expect(second.charged).toEqual({ budgets: ["general"], caps: [] });
+  });
+});
+
 describe("spec §2 permission model", () => {
   const families: Family[] = ["content", "audience", "sending", "insights", "settings", "webhooks"];
   const opFor: Record<Family, { read: string; write: string }> = {
