@@ -35,7 +35,8 @@ let lastNames: readonly string[] = [];
 function chargedBudgets(budgets: readonly BudgetSpec[]): Decision["charged"] {
   if (budgets !== lastBudgets) {
     let names = namesOf.get(budgets);
-    if (names === undefined) namesOf.set(budgets, (names = Object.freeze(budgets.map((b) => b.name))));
+    // not frozen: it is never handed out, and slicing a frozen array takes V8's slow path (+0.4 µs a check)
+    if (names === undefined) namesOf.set(budgets, (names = budgets.map((b) => b.name)));
     lastBudgets = budgets;
     lastNames = names;
   }
