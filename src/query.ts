@@ -81,8 +81,34 @@ export function readQueryString(text: string): Map<string, string[]> | QueryProb
   return query;
 }
 
+/**
+ * Whether an object holds its parameters as its own properties: every prototype on its chain is
+ * `Object.prototype` or has no members of its own (qs's and node:querystring's objects, and
+ * fast-querystring's, whose prototype is an empty object without a prototype, all do). A
+ * URLSearchParams or a Map keeps its entries elsewhere and a class instance's prototype has members:
+ * read by their own properties they would show no parameters, and a handler that reads them
+ * (`req.query.get("status")`) would get values the policy never judged (found by a review).
+ */
+export function holdsOwnParameters(query: unknown): boolean {
+  if (typeof query !== "object" || query === null) return true; // not an object: the policy refuses it (400), naming query
+  try {
+    let proto = Object.getPrototypeOf(query) as object | null;
+    for (let depth = 0; proto !== null; depth++) {
+      if (proto === Object.prototype) return true;
+      if (depth >= 4 || Reflect.ownKeys(proto).length > 0) return false;
+      proto = Object.getPrototypeOf(proto) as object | null;
+    }
+    return true;
+  } catch {
+    return false; // a Proxy's trap that throws
+  }
+}
+
 export function readQueryObject(query: object): Map<string, string[]> | QueryProblem {
   if (isArray(query) !== false) return { param: "query", detail: "must be an object of name → string or list of strings" };
+  if (!holdsOwnParameters(query)) {
+    return { param: "query", detail: "must be a plain object of name → string or list of strings (a URLSearchParams or a Map: pass Object.fromEntries of it, or the raw query string in path)" };
+  }
   const names = ownNames(query, BOUNDS.queryParams);
   if (names === null) return { param: "query", detail: `must be a readable object of at most ${BOUNDS.queryParams} parameters` };
   const out = new Map<string, string[]>();
@@ -127,16 +153,18 @@ export function countParts(text: string): number {
 const NO_VALUES: readonly string[] = Object.freeze([]);
 
 /**
- * The values a reader-restricted filter is judged on (spec §7 #4–#6): as {@link queryValues}, but an
- * empty value is kept as "" (and a name given without any value reads as one ""): `?status=` is a
- * status other than `sent`, and `?tag=` uses the tag filter, whatever a handler makes of them.
+ * The values a reader-restricted filter is judged on (spec §7 #4–#6): comma-separated and repeated
+ * as {@link queryValues}, but neither trimmed nor dropped when empty (a name given without any value
+ * reads as one ""): `?status=` and `?status=sent%20` are statuses other than `sent`, and `?tag=`
+ * uses the tag filter, whatever a handler makes of them.
  */
 export function filterValues(query: ReadonlyMap<string, readonly string[]>, name: string): readonly string[] {
   const raw = query.get(name);
   if (raw === undefined) return NO_VALUES;
   if (raw.length === 0) return EMPTY_VALUE;
   const values: string[] = [];
-  for (const entry of raw) for (const part of entry.split(",")) values.push(part.trim());
+  // untrimmed: a handler gets "sent " as it was sent, and "sent " is not sent
+  for (const entry of raw) for (const part of entry.split(",")) values.push(part);
   return values;
 }
 

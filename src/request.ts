@@ -186,6 +186,23 @@ function readPath(rawPath: string): PathRead {
   return read;
 }
 
+/**
+ * A `query` object's parameters with the path's query string's: each name's values from either, each
+ * distinct value once (a query read twice, as the object and as the string, is the same query).
+ */
+function bothQueries(object: ReadonlyMap<string, readonly string[]>, text: ReadonlyMap<string, readonly string[]>): ReadonlyMap<string, readonly string[]> {
+  if (text.size === 0) return object;
+  const out = new Map<string, string[]>();
+  for (const source of [object, text]) {
+    for (const [name, values] of source) {
+      const list = out.get(name);
+      if (list === undefined) out.set(name, [...new Set(values)]);
+      else for (const v of values) if (!list.includes(v)) list.push(v);
+    }
+  }
+  return out;
+}
+
 /** The common methods as they normalise; any other is checked and upper-cased. */
 const METHODS = new Map(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"].map((m) => [m, m === "HEAD" ? "GET" : m]));
 
@@ -218,12 +235,17 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   }
   const read = readPath(rawPath);
   if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown(rawPath) };
-  // a `query` object, when given, stands for the query string
-  const query = request.query ?? read.query;
-  if (!(query instanceof Map)) {
-    const bad = query as { param: string; detail: string };
-    return { param: bad.param, detail: bad.detail, method, path: shown(rawPath) };
+  // A `query` object and the path's query string are both judged: a handler may read either (the
+  // framework's parsed object, or the raw URL when the host's parser is off or custom)
+  const fromObject = request.query;
+  const fromPath = read.query;
+  for (const q of [fromObject, fromPath]) {
+    if (q !== undefined && !(q instanceof Map)) {
+      const bad = q as { param: string; detail: string };
+      return { param: bad.param, detail: bad.detail, method, path: shown(rawPath) };
+    }
   }
+  const query = fromObject === undefined ? (fromPath as ReadonlyMap<string, readonly string[]>) : bothQueries(fromObject as ReadonlyMap<string, readonly string[]>, fromPath as ReadonlyMap<string, readonly string[]>);
 
   const rawNewsletter = request.newsletter;
   if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {

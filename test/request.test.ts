@@ -60,6 +60,32 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     expect(reader.run(get("/newsletters/nl_1/articles?status=sent%23")).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
   });
 
+  it("a query object and the path's query string are both judged; a query object that keeps its entries elsewhere (URLSearchParams, Map) is refused naming query (found by a security review: both let a read-only key's status=draft pass)", () => {
+    const reader = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
+    expect(reader.run(get("/newsletters/nl_1/articles?status=draft", { query: {} })).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
+    expect(reader.run(get("/newsletters/nl_1/articles?status=sent", { query: { tag: "x" } })).body?.error).toMatchObject({ param: "tag" });
+    // the same parameter read twice is one value: limit=10 in both is one limit
+    expect(reader.run(get("/newsletters/nl_1/articles?limit=10&status=sent", { query: { limit: "10", status: "sent" } })).allowed).toBe(true);
+    for (const query of [new URLSearchParams("status=draft"), new Map([["status", "draft"]]), new URLSearchParams("")]) {
+      expect(reader.run(get("/newsletters/nl_1/articles", { query: query as never })).body?.error, String(query)).toMatchObject({ code: "invalid_request", param: "query" });
+    }
+    // objects that hold their parameters as their own: plain, without a prototype, and fast-querystring's (an empty prototype without one)
+    const Empty = function (this: object) {} as unknown as { new (): Record<string, string>; prototype: object };
+    Empty.prototype = Object.create(null);
+    const fastQs = Object.assign(new Empty(), { status: "sent" });
+    for (const query of [{ status: "sent" }, Object.assign(Object.create(null), { status: "sent" }), fastQs]) {
+      expect(reader.run(get("/newsletters/nl_1/articles", { query })).allowed).toBe(true);
+    }
+  });
+
+  it("spec §7 #4: a reader's filter values are judged as sent, untrimmed: status=sent%20 is not sent (a handler gets 'sent ')", () => {
+    const reader = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
+    for (const path of ["/newsletters/nl_1/articles?status=sent%20", "/newsletters/nl_1/articles?status=%20sent", "/newsletters/nl_1/articles?status=sent%C2%A0", "/newsletters/nl_1/articles?status=sent,%20sent"]) {
+      expect(reader.run(get(path)).body?.error, path).toMatchObject({ code: "insufficient_scope", param: "status" });
+    }
+    expect(reader.run(get("/newsletters/nl_1/articles?status=sent,sent")).allowed).toBe(true);
+  });
+
   it("odd query shapes: repeated and comma-separated values, bad encoding, wrong types", () => {
     const session = s();
     expect(session.run(get("/newsletters/nl_1/insights?expand=subscriber&expand=subscriber")).allowed).toBe(true);

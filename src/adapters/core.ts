@@ -4,6 +4,7 @@
  * query, headers and body, and how it answers; everything else is here. Imports no `node:` module,
  * so it runs on any runtime with the Fetch API.
  */
+import { holdsOwnParameters } from "../query.js";
 import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy-types.js";
 import { callHook } from "../hooks.js";
@@ -53,7 +54,7 @@ export interface AdapterOptions<Req, Replay> {
 /** What an adapter reads off its framework's request. */
 export interface Incoming {
   method: string;
-  /** The path as routed, with its query string when `query` is not given. */
+  /** The path as routed, with its raw query string (judged with `query`, when that is given too). */
   path: string;
   /** The framework's parsed query, exactly as handlers get it; a value that is not a string or a list of strings is refused 400. */
   query?: unknown;
@@ -114,8 +115,11 @@ export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Re
   const request: PolicyRequest = {
     method: incoming.method,
     path: incoming.path,
-    // untrusted: the policy reads it defensively and refuses what is not strings (400)
-    ...(incoming.query !== undefined && { query: incoming.query as PolicyRequest["query"] }),
+    // untrusted: the policy reads it defensively and refuses what is not strings (400). A query that
+    // does not hold its parameters as properties (a custom parser's URLSearchParams or Map) is left to
+    // the raw query string in `path`, which holds the same parameters and is judged as every common
+    // parser reads it
+    ...(incoming.query !== undefined && holdsOwnParameters(incoming.query) && { query: incoming.query as PolicyRequest["query"] }),
     ...(incoming.body !== undefined && { body: incoming.body }),
   };
   const idempotencyKey = single(incoming.header("idempotency-key"));

@@ -43,10 +43,11 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
   app.decorateRequest("decision", undefined as unknown as AllowedDecision);
 
   app.addHook("preValidation", async (request, reply) => {
-    const mark = request.url.indexOf("?");
     const outcome = await decide(options, request, {
       method: request.method,
-      path: mark < 0 ? request.url : request.url.slice(0, mark),
+      // with its raw query string: the policy judges it and request.query both (a custom
+      // querystringParser's object, or a handler that reads the raw URL, gets nothing unjudged)
+      path: request.url,
       query: request.query,
       header: (name) => request.headers[name],
       body: request.body,

@@ -26,12 +26,15 @@ export type HonoReplay = (decision: AllowedDecision, c: Context, res: Context) =
 /** Options of the Hono {@link newsletterPolicy}. */
 export type HonoPolicyOptions = AdapterOptions<Context, HonoReplay>;
 
-/** The raw path of the request URL (as sent, percent-encoded): the policy decodes it once. */
+/**
+ * The raw path of the request URL with its query string (as sent, percent-encoded; a URL holds no
+ * fragment): the policy decodes it once, and judges the query string and `c.req.queries()` both.
+ */
 function rawPath(url: string): string {
   const start = url.indexOf("/", url.indexOf("://") + 3);
   if (start < 0) return "/";
-  const end = url.slice(start).search(/[?#]/);
-  return end < 0 ? url.slice(start) : url.slice(start, start + end);
+  const end = url.indexOf("#", start);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
 }
 
 async function jsonBody(c: Context): Promise<unknown> {
