@@ -11,6 +11,7 @@
  */
 import { BOUNDS } from "./bounds.js";
 import { sha256Hex } from "./sha256.js";
+import { utf8Safe } from "./store-keys.js";
 
 /** Hex digits of the hash in a fingerprint: 128 bits. */
 const HASH_HEX = 32;
@@ -136,18 +137,26 @@ function opened(v: object, out: string[], open: Set<object>, stack: Open[], room
  * @param path - the decoded, normalised path, without its query.
  * @param query - the query as read (names in any order; each name's values in order).
  * @param body - the parsed JSON body.
+ * @param newsletter - the newsletter the request is on when the path does not name it (the
+ *   descriptor's `newsletter`); undefined when the path names it, or there is none.
  * @returns `METHOD /path <32 hex digits>`; no control characters (the Redis store relies on it).
  *   Undefined when the body is past the bounds a fingerprint reads (BOUNDS.keyedBodyValues and
  *   keyedBodyLength: docs/security.md): the plan refuses it, having done no more work than that.
  */
-export function requestFingerprint(method: string, path: string, query: ReadonlyMap<string, readonly string[]>, body: unknown): string | undefined {
+export function requestFingerprint(method: string, path: string, query: ReadonlyMap<string, readonly string[]>, body: unknown, newsletter?: string): string | undefined {
   const names = [...query.keys()].sort();
   const queryText = JSON.stringify(names.map((name) => [name, query.get(name)]));
   // the query is bounded by the descriptor's reading; the body only here, before the work that grows with it
   const bodyText = canonicalJson(body, KEYED_BODY);
   if (bodyText === undefined) return undefined;
-  const hash = sha256Hex(`${queryText}\n${bodyText}`).slice(0, HASH_HEX);
-  return `${method} ${path} ${hash}`;
+  // a newsletter the path does not name (the descriptor's, as the host resolved it) is part of the
+  // request: one key sent to two newsletters is two requests (DESIGN §7: a conflict), never a replay
+  // on the other newsletter's cap (found by a review of RedisStore on a cluster: the two-step send
+  // then counted a key twice, or answered a full cap with a replay)
+  const text = newsletter === undefined ? `${queryText}\n${bodyText}` : `${queryText}\n${bodyText}\n${JSON.stringify(newsletter)}`;
+  const hash = sha256Hex(text).slice(0, HASH_HEX);
+  // the path as Redis can carry it (utf8Safe): two paths that differ in a lone surrogate stay two
+  return `${method} ${utf8Safe(path)} ${hash}`;
 }
 
 const KEYED_BODY: CanonicalBounds = { values: BOUNDS.keyedBodyValues, length: BOUNDS.keyedBodyLength };

@@ -105,8 +105,8 @@ export function dailyCapReached(cap: CapName, limit: number, newsletter: string 
 
 /** DESIGN §7: a key reused for another request; `first` describes the request it was used for. */
 export function idempotencyConflict(key: string, first: string, sameRoute: boolean): string {
-  const detail = sameRoute ? `${first} with another query or body` : first;
-  return `Idempotency-Key "${key}" was already used for a different request (${detail}). A key may be reused only to retry the same request (same method, path, query and body); use a new key for a new request.`;
+  const detail = sameRoute ? `${first} with another query, body or newsletter` : first;
+  return `Idempotency-Key "${key}" was already used for a different request (${detail}). A key may be reused only to retry the same request (same method, path, query, body and newsletter); use a new key for a new request.`;
 }
 
 /** DESIGN §12: the store could not be reached. */

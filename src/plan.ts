@@ -32,7 +32,7 @@ export interface Plan {
   /** The Idempotency-Key of a write, validated. */
   readonly idempotencyKey: string | undefined;
   /**
-   * What the Idempotency-Key is bound to: method, path, query and body (`METHOD /path <hash>`, see
+   * What the Idempotency-Key is bound to: method, path, query, body and a newsletter the path does not name (`METHOD /path <hash>`, see
    * fingerprint.ts); `""` when the request carries no key to record.
    */
   readonly fingerprint: string;
@@ -127,7 +127,7 @@ function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, reque
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined, "", role);
   }
-  const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body);
+  const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body, op.newsletterAt < 0 ? newsletter : undefined);
   if (fingerprint === undefined) {
     const detail = `must be at most ${BOUNDS.keyedBodyValues.toLocaleString("en")} JSON values and ${BOUNDS.keyedBodyLength.toLocaleString("en")} characters to be bound to an Idempotency-Key`;
     return planOf(config, op, request.requestId, newsletter, view, invalid("body", detail), undefined, "", role);

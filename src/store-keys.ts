@@ -13,6 +13,36 @@ function scoped(kind: string, id: string): string {
   return [kind, ":", id.length, ".", id].join("");
 }
 
+/** A lone surrogate or U+FFFD: what UTF-8 cannot carry as it is, or what stands for it once lost. */
+const NOT_UTF8_SAFE = /[\uD800-\uDFFF\uFFFD]/;
+
+/**
+ * An id as it can cross to Redis and back unchanged, one to one. Redis clients write strings as
+ * UTF-8, where every lone surrogate becomes U+FFFD: `x\uD800`, `x\uDC00` and `x\uFFFD` would spell
+ * one Redis key, and two credentials or newsletters would share counters and Idempotency-Keys
+ * (found by a review of RedisStore with hostile ids). A lone surrogate, and U+FFFD itself, is
+ * written as U+FFFD and its four hex digits; surrogate pairs and everything else stay as they are.
+ * Every U+FFFD of the result starts such an escape, so no two ids give one result. The same in
+ * every store, so that MemoryStore and RedisStore keep the same keys.
+ */
+export function utf8Safe(text: string): string {
+  if (!NOT_UTF8_SAFE.test(text)) return text;
+  let out = "";
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        out += text.slice(i, i + 2); // a pair: a character UTF-8 carries
+        i++;
+        continue;
+      }
+    }
+    out += (c >= 0xd800 && c <= 0xdfff) || c === 0xfffd ? `\uFFFD${c.toString(16).padStart(4, "0")}` : text[i];
+  }
+  return out;
+}
+
 /**
  * One subject and the budget charges built for it (charge-request.ts `budgetCharges`): per budget
  * list it was charged with (one per operation shape of each config, looked up by identity, the
@@ -54,7 +84,7 @@ export function subjectKeysOf(credential: Pick<Credential, "id" | "kind">): Subj
   const recent = recentSubjects[kind];
   const entry = recent.get(id);
   if (entry !== undefined) return entry;
-  const subject = [kind, ".", id].join("");
+  const subject = [kind, ".", utf8Safe(id)].join("");
   if (!recent.admit()) return new SubjectKeys(subject, false);
   const kept = new SubjectKeys(subject, true);
   recent.set(id, kept);
@@ -109,7 +139,7 @@ export function budgetKeyParts(key: string): { readonly subject: string; readonl
 
 /** Spec §8: dispatches are counted per newsletter across credentials, test sends per credential. */
 export function capKey(cap: CapName, subject: string, newsletter: string): string {
-  return cap === "dispatch" ? scoped("d", newsletter) : scoped("t", subject);
+  return cap === "dispatch" ? scoped("d", utf8Safe(newsletter)) : scoped("t", subject);
 }
 
 /** The credential's idempotency scope: every one of its record keys is `<scope>:<key>`. */

@@ -80,7 +80,20 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     const other = evaluate(send("/articles/a_1/schedule?a=1&b=3"), { ...base, usage: usage.usage });
     expect(reordered.decision).toMatchObject({ allowed: true, reason: { replay: true } });
     expect(other.decision.status).toBe(409);
-    expect(other.decision.body?.error.message).toContain("with another query or body");
+    expect(other.decision.body?.error.message).toContain("with another query, body or newsletter");
+  });
+
+  it("DESIGN §7: one key sent to two newsletters (a path that names none: the descriptor's newsletter) is two requests: 409, never a replay on the other's cap (found by a review of RedisStore on a cluster, where it counted a key twice)", () => {
+    const sender = key({ nl_1: { sending: "write" }, nl_2: { sending: "write" } });
+    const both = { nl_1: "owner", nl_2: "owner" };
+    const send = (newsletter: string) => ({ method: "POST", path: "/articles/a_1/send", newsletter, idempotencyKey: "K" });
+    const first = evaluate(send("nl_1"), { credential: sender, roles: both, usage: emptyUsage(), now: T0 });
+    expect(first.decision).toMatchObject({ allowed: true, charged: { caps: ["dispatch"] } });
+    const other = evaluate(send("nl_2"), { credential: sender, roles: both, usage: first.usage, now: T0 + 1000 });
+    expect(other.decision.status).toBe(409);
+    expect(other.decision.body?.error.message).toContain("another query, body or newsletter");
+    const retry = evaluate(send("nl_1"), { credential: sender, roles: both, usage: other.usage, now: T0 + 2000 });
+    expect(retry.decision).toMatchObject({ allowed: true, reason: { replay: true }, charged: { caps: [] } });
   });
 
   it("the fingerprint is readable and safe for the Redis store: `METHOD /path` and 32 hex digits, no control characters", () => {

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { budgetCharges } from "../src/charge-request.js";
 import type { BudgetSpec } from "../src/config-types.js";
-import { budgetKey, budgetKeyParts, budgetSubjectEnd, oneUseBudgetKey, SubjectKeys, subjectKeysOf, subjectOf } from "../src/store-keys.js";
+import { budgetKey, budgetKeyParts, budgetSubjectEnd, capKey, oneUseBudgetKey, SubjectKeys, subjectKeysOf, subjectOf, utf8Safe } from "../src/store-keys.js";
 import type { Credential } from "../src/types.js";
 
 const lists: readonly (readonly BudgetSpec[])[] = [
@@ -102,5 +102,34 @@ describe("a budget key read back into its parts (MemoryStore keeps a subject's w
       { seed: 20261125, numRuns: 2_000 },
     );
     for (const key of ["b:general", "b:01.k:general", "b:1.k:", "b:+1.k:x", "b:1e0.k:x", "b:2.k:x", "x:1.k:general", "b:-0.:x", ""]) expect(budgetKeyParts(key), key).toBeUndefined();
+  });
+});
+
+describe("ids as Redis can carry them (utf8Safe): one to one, well-formed", () => {
+  // Redis clients write strings as UTF-8, where a lone surrogate becomes U+FFFD: x\uD800 and x\uDC00
+  // spelled one Redis key, so two credentials shared counters and one's write was the other's replay
+  // (found by a review of RedisStore with hostile ids)
+  const odd = fc.string({ unit: fc.oneof(fc.constantFrom("\uD800", "\uDBFF", "\uDC00", "\uDFFF", "\uFFFD", "😀", "a", "0"), fc.string({ unit: "binary", maxLength: 1 })), maxLength: 8 });
+
+  it("two ids give one result only when they are one id, and the result survives UTF-8 unchanged", () => {
+    fc.assert(
+      fc.property(odd, odd, (a, b) => {
+        expect(utf8Safe(a) === utf8Safe(b)).toBe(a === b);
+        expect(new TextDecoder().decode(new TextEncoder().encode(utf8Safe(a)))).toBe(utf8Safe(a));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(utf8Safe("plain id_1")).toBe("plain id_1");
+    expect(utf8Safe("x😀")).toBe("x😀");
+  });
+
+  it("credentials and newsletters whose ids differ in a lone surrogate get their own keys", () => {
+    const a = subjectOf({ id: "tenant_\uD800", kind: "oauth" });
+    const b = subjectOf({ id: "tenant_\uDC00", kind: "oauth" });
+    const c = subjectOf({ id: "tenant_\uFFFD", kind: "oauth" });
+    expect(new Set([a, b, c]).size).toBe(3);
+    const utf8 = (s: string) => Buffer.from(s, "utf8").toString("hex");
+    expect(new Set([utf8(a), utf8(b), utf8(c)]).size).toBe(3);
+    expect(utf8(capKey("dispatch", "", "nl_\uD800"))).not.toBe(utf8(capKey("dispatch", "", "nl_\uDBFF")));
   });
 });

@@ -205,7 +205,8 @@ function sortedJson(value: unknown): string {
 /**
  * What an Idempotency-Key is bound to: the method, the decoded path (without query or trailing
  * slash), the query (a query object when given, else the path's query string; names in any order)
- * and the JSON body (keys in any order). Compared as text, never hashed: the model of the engine's
+ * and the JSON body (keys in any order), and the descriptor's newsletter when the path names none.
+ * Compared as text, never hashed: the model of the engine's
  * SHA-256 fingerprint.
  */
 export function fingerprintOf(request: PolicyRequest): string {
@@ -218,7 +219,10 @@ export function fingerprintOf(request: PolicyRequest): string {
       : [...new URLSearchParams(rawQuery ?? "")];
   for (const [name, value] of entries) query.set(name, [...(query.get(name) ?? []), value]);
   const queryText = JSON.stringify([...query].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return `${request.method.toUpperCase()} ${path.split("/").map((s) => decodeURIComponent(s)).join("/")} ${queryText} ${sortedJson(request.body)}`;
+  // the descriptor's newsletter is part of the request when the path does not name one (every
+  // catalogue path that names one starts /newsletters/{newsletter})
+  const newsletter = path.startsWith("/newsletters/") ? "" : ` ${JSON.stringify(request.newsletter ?? null)}`;
+  return `${request.method.toUpperCase()} ${path.split("/").map((s) => decodeURIComponent(s)).join("/")} ${queryText} ${sortedJson(request.body)}${newsletter}`;
 }
 
 /** The decisions the plan makes before any counter (route, reach, permission, input). */

@@ -213,6 +213,31 @@ describe('RedisStore clock: "redis" reads Redis TIME', () => {
   });
 });
 
+describe("RedisStore with ids Redis carries as UTF-8 (found by a review of RedisStore with hostile ids)", () => {
+  it("credentials whose ids differ only in a lone surrogate keep their own counters and keys, as in MemoryStore: one's write is not the other's replay", async () => {
+    const write = { method: "POST", path: "/newsletters/nl_1/articles", idempotencyKey: "order-1", body: { title: "hello" } };
+    const who = (id: string) => ({ credential: { id, kind: "oauth" as const, newsletters: { nl_1: { content: "write" as const } } }, roles: { nl_1: "owner" } });
+    for (const s of [makeStore(), new MemoryStore()]) {
+      const policy = createPolicy({ store: s, clock: () => T0, config: { docsUrl: "https://docs.example/errors" } });
+      expect((await policy.check(write, who("tenant_\uD800"))).allowed).toBe(true);
+      const b = await policy.check(write, who("tenant_\uDC00"));
+      expect(b.allowed, s.constructor.name).toBe(true);
+      expect(b.reason, s.constructor.name).toEqual({ rule: "allowed" });
+      expect(b.headers["RateLimit-Remaining"], s.constructor.name).toBe("59");
+    }
+  });
+
+  it("the same key on two paths that differ in a lone surrogate is a conflict, as in MemoryStore", async () => {
+    const who = { credential: { id: "key_1", kind: "api_key" as const, newsletters: { nl_1: { sending: "write" as const } } }, roles: { nl_1: "owner" } };
+    const send = (article: string) => ({ method: "POST", path: `/articles/${article}/send`, newsletter: "nl_1", idempotencyKey: "k" });
+    for (const s of [makeStore(), new MemoryStore()]) {
+      const policy = createPolicy({ store: s, clock: () => T0, config: { docsUrl: "https://docs.example/errors" } });
+      expect((await policy.check(send("\uD800"), who)).allowed).toBe(true);
+      expect((await policy.check(send("\uDC00"), who)).status, s.constructor.name).toBe(409);
+    }
+  });
+});
+
 describe("RedisStore options", () => {
   const call = ioredisCall(redis);
   it.each([
