@@ -173,6 +173,17 @@ export function isReplay(decision: Decision): decision is AllowedDecision {
 }
 
 /**
+ * Whether an allowed send, schedule or test send was answered without being sent: a status of 500
+ * or more (the handler failed), or 404, which the framework answers when no route runs (the policy
+ * read `POST /articles/a_1/sen%64` or `/send/` as a send, and Express or Fastify route neither) and a
+ * handler when there is no such article. Either way nothing went out, so the cap charge is released
+ * (found by a security review: such 404s spent a newsletter's daily cap without a send).
+ */
+export function sendFailed(status: number): boolean {
+  return status >= 500 || status === 404;
+}
+
+/**
  * Releases the daily-cap charge of a failed send, schedule or test send, at most once per request.
  * Store errors are swallowed: the charge then stays counted, which refuses later sends rather than
  * admitting more than the cap.

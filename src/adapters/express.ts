@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from "express";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -28,7 +28,7 @@ export type ExpressPolicyOptions = AdapterOptions<Request, ExpressReplay>;
  * `Idempotency-Key` and `X-Request-Id` headers and `req.body` (mount `express.json()` first).
  * Sets the `RateLimit-*` headers on every response; answers refusals and `GET /rate-limit`; puts the
  * allowed decision on `res.locals.decision`; releases a send, schedule or test send whose response
- * goes out with a status of 500 or more (Express's error handler answers 500 for a thrown handler).
+ * goes out with a status of 500 or more, or 404 (Express's error handler answers 500 for a thrown handler).
  * Errors from `who` and `newsletter` go to `next(error)`; from `onDecision`, to `onHookError`.
  *
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`.
@@ -63,7 +63,7 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
     if (outcome.decision.release !== undefined) {
       const release = releaser(options.policy, outcome.decision);
       res.once("finish", () => {
-        if (res.statusCode >= 500) void release();
+        if (sendFailed(res.statusCode)) void release();
       });
     }
     return true;

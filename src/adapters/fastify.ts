@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -26,7 +26,7 @@ export type FastifyPolicyOptions = AdapterOptions<FastifyRequest, FastifyReplay>
  * `Idempotency-Key` and `X-Request-Id` headers and `request.body`; answers refusals and
  * `GET /rate-limit`; decorates `request.decision`. The `RateLimit-*` headers go on every response,
  * error responses included. A send, schedule or test send whose handler throws or whose response
- * has a status of 500 or more is released once. Errors from `who` and `newsletter` go
+ * has a status of 500 or more, or 404, is released once. Errors from `who` and `newsletter` go
  * to Fastify's error handler; from `onDecision`, to `onHookError`.
  *
  * @param app - the Fastify instance (the plugin applies to it, not to a child context).
@@ -76,7 +76,7 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
     // an error handler may answer after clearing headers: every response carries them (spec §8)
     const set = headers.get(request);
     if (set !== undefined) for (const [name, value] of Object.entries(set)) if (!reply.hasHeader(name)) reply.header(name, value);
-    if (reply.statusCode >= 500) await releases.get(request)?.();
+    if (sendFailed(reply.statusCode)) await releases.get(request)?.();
     return payload;
   });
 };

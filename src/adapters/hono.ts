@@ -4,7 +4,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -63,7 +63,7 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
  * `c.req.queries()` as Hono parses them, the `Idempotency-Key` and `X-Request-Id` headers and a
  * JSON body; answers refusals and `GET /rate-limit`; sets `c.get("decision")`. The `RateLimit-*`
  * headers go on every response, `onError` and not-found answers included. A send, schedule or test
- * send whose handler throws or answers 500 or more is released once. Errors from `who` and
+ * send whose handler throws or answers 500 or more, or 404, is released once. Errors from `who` and
  * `newsletter` go to `app.onError`; from `onDecision`, to `onHookError`.
  *
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`; `who` and the others get the Context `c`.
@@ -98,7 +98,7 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     c.set("decision", outcome.decision);
     await next();
-    if (c.error !== undefined || c.res.status >= 500) await releaser(options.policy, outcome.decision)();
+    if (c.error !== undefined || sendFailed(c.res.status)) await releaser(options.policy, outcome.decision)();
     // a handler's own Response, onError's or notFound's answer: every response carries them (spec §8)
     const answered = withHeaders(c.res, headers);
     if (answered !== c.res) c.res = answered;

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
 
 /** Answers an allowed replay from the stored result (write to `res`); if it leaves `res` unanswered, the guard returns the decision. */
 export type NodeReplay = (decision: AllowedDecision, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -36,7 +36,7 @@ function answerJson(res: ServerResponse, status: number, value: unknown): void {
 
 /**
  * Makes the node:http guard. A send, schedule or test send whose response then goes out with a
- * status of 500 or more is released (uncounted from the daily cap) once; a handler that throws must
+ * status of 500 or more, or 404, is released (uncounted from the daily cap) once; a handler that throws must
  * answer 500, as a server should, or call `policy.release(decision)` itself.
  *
  * @param options - `{ policy, who, newsletter?, onDecision?, onReplay?, onHookError? }`.
@@ -65,7 +65,7 @@ export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
     if (outcome.decision.release !== undefined) {
       const release = releaser(options.policy, outcome.decision);
       res.once("finish", () => {
-        if (res.statusCode >= 500) void release();
+        if (sendFailed(res.statusCode)) void release();
       });
     }
     return outcome.decision;

@@ -17,7 +17,7 @@ export class Unauthenticated extends Error {
 }
 
 const everything = { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" } as const;
-const NEWSLETTERS = ["nl_1", "nl_cap", "nl_rel", "nl_replay", "nl_hook"];
+const NEWSLETTERS = ["nl_1", "nl_cap", "nl_rel", "nl_replay", "nl_hook", "nl_nf"];
 
 /** Bearer tokens: `reader` is read-only on nl_1 (content, insights); `insightsOnly`; any `owner-*` holds everything everywhere. */
 function credentialOf(token: string): Credential | undefined {
@@ -89,7 +89,7 @@ export function makeHost(): Host {
       if (collection === "subscribers") return "nl_1";
       if (collection !== "articles" || id === undefined) return undefined;
       const prefix = id.split("_")[0]!;
-      return { a: "nl_1", cap: "nl_cap", rel: "nl_rel", rep: "nl_replay", hook: "nl_hook" }[prefix];
+      return { a: "nl_1", cap: "nl_cap", rel: "nl_rel", rep: "nl_replay", hook: "nl_hook", nf: "nl_nf" }[prefix];
     },
     decisions: [],
     onDecision(decision) {
@@ -113,6 +113,8 @@ export function makeHost(): Host {
       host.sends++;
       if (fail === "throw") throw new Error("the mail service is down");
       if (fail === "500") return { status: 500, body: { error: "mail service down" } };
+      if (fail === "404") return { status: 404, body: { error: "no such article" } };
+      if (fail === "422") return { status: 422, body: { error: "the article has no subject" } };
       const body = { sent: article, n: host.sends, replay: isReplay(decision) };
       if (key !== undefined) host.stored.set(key, body);
       return { status: 200, body };
@@ -306,6 +308,14 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       for (let i = 1; i <= 25; i++) expect((await send(`rel_${i}`, "owner-rel")).status, `send ${i} after two released failures`).toBe(200);
       expect((await send("rel_26", "owner-rel")).status).toBe(429);
       expect(host.releases - released, "successful sends are not released").toBe(2);
+    });
+
+    it("a send answered 404 (no such article; the framework's own 404 when no route runs) sent nothing and is released; one answered 422 is not (found by a security review: 404s spent a newsletter's daily cap)", async () => {
+      const released = host.releases;
+      expect((await send("nf_1", "owner-notfound", { "x-fail": "404" })).status).toBe(404);
+      expect(host.releases - released, "the 404 released").toBe(1);
+      expect((await send("nf_2", "owner-notfound", { "x-fail": "422" })).status).toBe(422);
+      expect(host.releases - released, "a 422 is the handler's answer to a send it judged: not released").toBe(1);
     });
 
     it("reads the JSON body: a test send to 6 addresses is 400 naming `to`; to 1 is allowed and the handler still reads the body", async () => {
