@@ -42,9 +42,12 @@ export type ExpressPolicyOptions = AdapterOptions<Request, ExpressReplay>;
 export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler {
   assertOptions(options);
   async function run(req: Request, res: Response): Promise<boolean> {
-    // req.url: the path as routed (below the mount point) with its raw query string; the policy judges
-    // that string and req.query both, so a handler that reads either gets nothing unjudged
-    const outcome = await decide(options, req, { method: req.method, path: req.url, query: req.query, header: (name) => req.headers[name], body: req.body as unknown });
+    // req.path as Express routes it (below the mount point; an absolute-form target's path too) with
+    // req.url's raw query string: the policy judges that string and req.query both, so a handler
+    // that reads either gets nothing unjudged
+    const mark = req.url.indexOf("?");
+    const path = mark < 0 ? req.path : req.path + req.url.slice(mark);
+    const outcome = await decide(options, req, { method: req.method, path, query: req.query, header: (name) => req.headers[name], body: req.body as unknown });
     res.set(outcome.decision.headers);
     if (outcome.kind === "refuse") {
       res.status(outcome.decision.status).json(outcome.decision.body);
