@@ -1,7 +1,7 @@
 /** Bounds on what is read of a descriptor (docs/security.md). */
 export const BOUNDS = Object.freeze({
-  /** `path`, with its query string. */
-  path: 4096,
+  /** `path`, with its query string (Node's default request-line room is about 16 KiB: long cursors fit). */
+  path: 16_384,
   /** `method`. */
   method: 16,
   /** Query parameters (names, counting a repeated name once per value) in `query` or the query string. */

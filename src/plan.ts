@@ -127,7 +127,7 @@ function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, reque
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined, "", role);
   }
-  const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body, op.newsletterAt < 0 ? newsletter : undefined);
+  const fingerprint = requestFingerprint(request.method, request.path, request.keyQuery, request.body, op.newsletterAt < 0 ? newsletter : undefined);
   if (fingerprint === undefined) {
     const detail = `must be at most ${BOUNDS.keyedBodyValues.toLocaleString("en")} JSON values and ${BOUNDS.keyedBodyLength.toLocaleString("en")} characters to be bound to an Idempotency-Key`;
     return planOf(config, op, request.requestId, newsletter, view, invalid("body", detail), undefined, "", role);

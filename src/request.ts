@@ -21,6 +21,11 @@ export interface NormalRequest {
   /** The decoded path without its query or a trailing slash, for messages and idempotency fingerprints. */
   readonly path: string;
   readonly query: ReadonlyMap<string, readonly string[]>;
+  /**
+   * The query an Idempotency-Key is bound to: the `query` object when one was given (as handlers get
+   * it), else the path's query string; `query` above, what is judged, may hold both.
+   */
+  readonly keyQuery: ReadonlyMap<string, readonly string[]>;
   readonly idempotencyKey: unknown;
   readonly body: unknown;
   readonly newsletter: string | undefined;
@@ -187,17 +192,26 @@ function readPath(rawPath: string): PathRead {
 }
 
 /**
- * A `query` object's parameters with the path's query string's: each name's values from either, each
- * distinct value once (a query read twice, as the object and as the string, is the same query).
+ * A `query` object's parameters with the path's query string's: each name's values from either, a
+ * value as many times as the one that has it more often (a query read twice, as the object and as
+ * the string, is the same query: `limit=10` once is one limit, `limit=10&limit=10` still two).
  */
 function bothQueries(object: ReadonlyMap<string, readonly string[]>, text: ReadonlyMap<string, readonly string[]>): ReadonlyMap<string, readonly string[]> {
   if (text.size === 0) return object;
   const out = new Map<string, string[]>();
-  for (const source of [object, text]) {
-    for (const [name, values] of source) {
-      const list = out.get(name);
-      if (list === undefined) out.set(name, [...new Set(values)]);
-      else for (const v of values) if (!list.includes(v)) list.push(v);
+  for (const [name, values] of object) out.set(name, [...values]);
+  for (const [name, values] of text) {
+    const list = out.get(name);
+    if (list === undefined) {
+      out.set(name, [...values]);
+      continue;
+    }
+    // each value of the string's beyond the times the object has it
+    const left = [...list];
+    for (const v of values) {
+      const at = left.indexOf(v);
+      if (at >= 0) left.splice(at, 1);
+      else list.push(v);
     }
   }
   return out;
@@ -257,6 +271,7 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
     segments: read.segments,
     path: read.path,
     query,
+    keyQuery: fromObject === undefined ? query : (fromObject as ReadonlyMap<string, readonly string[]>),
     idempotencyKey: request.idempotencyKey,
     body: request.body,
     newsletter: typeof rawNewsletter === "string" && rawNewsletter !== "" ? rawNewsletter : undefined,

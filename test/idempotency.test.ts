@@ -96,6 +96,21 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     expect(retry.decision).toMatchObject({ allowed: true, reason: { replay: true }, charged: { caps: [] } });
   });
 
+  it("with a query object given (as the adapters give it), a key is bound to that object as before, whatever the raw query string beside it: a retry across the upgrade that added the string stays a replay (found by a regression check)", () => {
+    const writer = key({ nl_1: { content: "write" } });
+    const create = (path: string, query?: Readonly<Record<string, string | readonly string[]>>): PolicyRequest => ({ method: "POST", path, idempotencyKey: "K", body: { title: "t" }, ...(query && { query: query as PolicyRequest["query"] }) });
+    for (const [text, query] of [
+      ["draft[]=1", { draft: ["1"] }],
+      ["notify=a&notify=a", { notify: ["a", "a"] }],
+      ["n=x+y", { n: "x y" }],
+    ] as const) {
+      const before = evaluate(create("/newsletters/nl_1/articles", query), { credential: writer, roles, usage: emptyUsage(), now: T0 });
+      expect(before.decision.allowed).toBe(true);
+      const after = evaluate(create(`/newsletters/nl_1/articles?${text}`, query), { credential: writer, roles, usage: before.usage, now: T0 + 1000 });
+      expect(after.decision, text).toMatchObject({ allowed: true, reason: { replay: true } });
+    }
+  });
+
   it("the fingerprint is readable and safe for the Redis store: `METHOD /path` and 32 hex digits, no control characters", () => {
     const fp = requestFingerprint("POST", "/articles/a_1/test-send", new Map([["x", ["1"]]]), { to: ["\u0000\ud800"] });
     expect(fp).toMatch(/^POST \/articles\/a_1\/test-send [0-9a-f]{32}$/);

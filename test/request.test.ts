@@ -17,7 +17,7 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     [{ method: "GET", path: "me" }, "path"],
     [{ method: "G E T", path: "/me" }, "method"],
     [{ method: ["GET"], path: "/me" }, "method"],
-    [{ method: "GET", path: "/" + "a/".repeat(3000) }, "path"],
+    [{ method: "GET", path: "/" + "a/".repeat(9000) }, "path"], // past 16 384 characters
   ])("descriptor %j is refused as malformed, param %s", (request, param) => {
     const d = s().run(request);
     expect(d.status).toBe(400);
@@ -60,6 +60,16 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     expect(reader.run(get("/newsletters/nl_1/articles?status=sent%23")).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
   });
 
+  it("a query read twice (the object and the string, as the adapters pass it) is one query: limit once is one limit, limit twice still two; a long cursor fits (found by a regression check)", () => {
+    const s2 = s();
+    const both = (text: string, query: Record<string, string | string[]>) => s2.run(get(`/newsletters/nl_1/articles?${text}`, { query }));
+    expect(both("limit=10&status=sent", { limit: "10", status: "sent" }).allowed).toBe(true);
+    expect(both("limit=10&limit=10", { limit: ["10", "10"] }).body?.error).toMatchObject({ param: "limit" });
+    expect(both("limit=10&limit[]=10", { limit: ["10", "10"] }).body?.error).toMatchObject({ param: "limit" });
+    const cursor = "c".repeat(6000);
+    expect(both(`limit=10&cursor=${cursor.slice(0, 4000)}&after=${cursor.slice(0, 4000)}`, { limit: "10", cursor: cursor.slice(0, 4000), after: cursor.slice(0, 4000) }).allowed).toBe(true);
+  });
+
   it("a query object and the path's query string are both judged; a query object that keeps its entries elsewhere (URLSearchParams, Map) is refused naming query (found by a security review: both let a read-only key's status=draft pass)", () => {
     const reader = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
     expect(reader.run(get("/newsletters/nl_1/articles?status=draft", { query: {} })).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
@@ -89,7 +99,11 @@ describe("untrusted request descriptors never throw: they are refused with a cle
   it("odd query shapes: repeated and comma-separated values, bad encoding, wrong types", () => {
     const session = s();
     expect(session.run(get("/newsletters/nl_1/insights?expand=subscriber&expand=subscriber")).allowed).toBe(true);
-    expect(session.run(get("/newsletters/nl_1/articles?status=%ZZ")).body?.error).toMatchObject({ param: "query" });
+    // an undecodable query part is kept as written, as qs keeps it and the frameworks serve it: judged as that text
+    expect(session.run(get("/newsletters/nl_1/articles?q=50%&search=caf%E9&status=%ZZ")).allowed).toBe(true);
+    const reader = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
+    expect(reader.run(get("/newsletters/nl_1/articles?status=%ZZ")).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
+    expect(reader.run(get("/newsletters/nl_1/articles?st%61tus=draft")).body?.error).toMatchObject({ param: "status" });
     expect(session.run(get("/newsletters/nl_1/articles", { query: { status: 5 as never } })).body?.error).toMatchObject({ param: "status" });
     expect(session.run(get("/newsletters/nl_1/articles", { query: "status=sent" as never })).body?.error).toMatchObject({ param: "query" });
     expect(session.run(get("/newsletters/nl_1/articles?status=&tag=")).allowed).toBe(true);
