@@ -6,7 +6,7 @@ import { runCharge, runRelease } from "./charge.js";
 import { chargeRequest } from "./charge-request.js";
 import { resolveConfig, type PolicyConfig } from "./config.js";
 import type { PolicyOptions } from "./config-types.js";
-import { assertCredential, assertNow, assertRoles, assertUsage } from "./host-input.js";
+import { assertCredential, assertNoMisspelt, assertNow, assertRoles, assertUsage } from "./host-input.js";
 import { applyLimits } from "./limits.js";
 import type { Limits } from "./types.js";
 import { plan } from "./plan.js";
@@ -18,6 +18,8 @@ import { usageData, type Usage } from "./snapshot.js";
 import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, Grants, PolicyRequest, ReleaseTicket, Roles } from "./types.js";
 
+
+const STATE_FIELDS = ["credential", "roles", "usage", "now", "config", "limits"] as const;
 
 /** Everything `evaluate` reads. */
 export interface PolicyState {
@@ -56,6 +58,7 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const config = applyLimits(resolveConfig(state.config), state.limits, "limits");
   assertCredential(state.credential);
   assertRoles(state.roles);
+  assertNoMisspelt(state, "state", STATE_FIELDS);
   assertUsage(state.usage);
   assertNow(state.now, "now");
   const { credential, usage, now } = state;

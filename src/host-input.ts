@@ -40,6 +40,32 @@ function shapeOf(value: unknown): string {
   return typeof value;
 }
 
+/** Edit distance of two short names (insertions, deletions, substitutions), for telling a typo. */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/**
+ * A host object's own field that is a misspelling of one of `known` (`limit`, `limts`, `Limits` for
+ * `limits`): it would be dropped without a word, and the config's limits decide instead of the
+ * plan's (more than a stricter plan allows). Fields of other names are the host's own and pass
+ * (a `who` may carry the host's user along). Walked without a list made: this runs on every check.
+ */
+export function assertNoMisspelt(value: object, field: string, known: readonly string[]): void {
+  for (const name in value) {
+    if (known.includes(name) || !Object.hasOwn(value, name) || name.length > 32) continue;
+    const lower = name.toLowerCase();
+    const meant = known.find((k) => lower === k.toLowerCase() || distance(lower, k.toLowerCase()) <= 2);
+    if (meant !== undefined) throw new PolicyConfigError(`${field}.${name}`, `is not a field of ${field}; did you mean ${meant}? (known: ${known.join(", ")})`);
+  }
+}
+
 /** Roles are the host's data: a record of newsletter → role, or a function (DESIGN §10). */
 export function assertRoles(roles: unknown): asserts roles is Roles {
   if (typeof roles !== "function" && (typeof roles !== "object" || roles === null || isCollection(roles))) {

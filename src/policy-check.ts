@@ -5,7 +5,7 @@
 import { chargeRequest } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
 import type { Hooks } from "./hooks.js";
-import { assertCredential, assertRoles } from "./host-input.js";
+import { assertCredential, assertNoMisspelt, assertRoles } from "./host-input.js";
 import { insured, type Insurance } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { plan, type Plan } from "./plan.js";
@@ -70,10 +70,14 @@ async function failed(ctx: PolicyContext, read: DescriptorRead, who: Who, config
   return ctx.hooks.decided(decision);
 }
 
+const WHO_FIELDS = ["credential", "roles", "limits"] as const;
+
 /** `policy.check`: see `Policy.check`. */
 export async function check(ctx: PolicyContext, request: PolicyRequest, who: Who): Promise<Decision> {
   assertCredential(who?.credential);
   assertRoles(who.roles);
+  // the common who holds known fields only: compared by name, the walk makes no call per field
+  for (const name in who) if (name !== "credential" && name !== "roles" && name !== "limits") assertNoMisspelt(who, "who", WHO_FIELDS);
   const t = ctx.now();
   const config = applyLimits(ctx.config, who.limits, "who.limits");
   // read once, into plain values: the insurance path plans again from the same read

@@ -157,6 +157,20 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(config.operations.filter((op) => op.id === "events.list")).toHaveLength(1);
   });
 
+  it("a misspelt who or state field (limit for limits) throws PolicyConfigError naming it: the plan's limits were dropped without a word and the config's decided; a host's own field of another name passes (noted and left alone last stop)", async () => {
+    const credential = key({ nl_1: { content: "read" } });
+    const request = { method: "GET", path: "/newsletters/nl_1/articles" };
+    const policy = createPolicy({ config: { docsUrl: "https://docs.example/errors" } });
+    for (const misspelt of ["limit", "limts", "Limits", "role"]) {
+      await expect(policy.check(request, { credential, roles: { nl_1: "owner" }, [misspelt]: { budgets: { general: { limit: 1 } } } } as never)).rejects.toThrow(`who.${misspelt} is not a field of who`);
+      expect(() => evaluate(request, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, [misspelt]: {} } as never)).toThrow(`state.${misspelt}`);
+    }
+    expect(() => evaluate(request, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, nowMs: 1 } as never)).toThrow("state.nowMs");
+    // the host's own fields of other names ride along
+    expect((await policy.check(request, { credential, roles: { nl_1: "owner" }, user: { id: "u_1" }, tenant: "t_1" } as never)).allowed).toBe(true);
+    expect(evaluate(request, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, user: { id: "u_1" } } as never).decision.allowed).toBe(true);
+  });
+
   it("invalid host state throws a typed error: missing roles or usage (never a TypeError)", async () => {
     const state = { credential: key({ nl_1: { content: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 };
     const request = { method: "GET", path: "/newsletters/nl_1/articles" };
