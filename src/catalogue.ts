@@ -50,6 +50,12 @@ export interface OperationSpec {
 const audience: readonly BuiltInBudget[] = ["audience"];
 
 /**
+ * The built-in operations whose permission the spec leaves unstated (DESIGN §9: defaults in the catalogue below,
+ * configurable); every other built-in's permission is the spec's (operations.ts `checkReplacements`).
+ */
+export const UNSTATED_NEEDS: ReadonlySet<string> = new Set(["events.list", "tags.subscribers.add", "articles.testSend"]);
+
+/**
  * The operations of spec §4, plus article create/edit (needs `content: write`): the catalogue every
  * config starts from. Hosts add operations through `operations` in `defineConfig`; an entry with a
  * built-in's id takes that operation's place, over it: it may change the permission where the spec

@@ -9,6 +9,8 @@
 export class PolicyConfigError extends Error {
   /** The offending field, as a dotted path (`budgets.general.limit`, `operations[2].needs`). */
   readonly field: string;
+  /** What is wrong with it, e.g. `must be a whole number ≥ 1; got 0` (the message is `newsletter-policy: <field> <problem>`). */
+  readonly problem: string;
 
   /**
    * @param field - the offending field, as a dotted path.
@@ -18,5 +20,6 @@ export class PolicyConfigError extends Error {
     super(`newsletter-policy: ${field} ${problem}`);
     this.name = "PolicyConfigError";
     this.field = field;
+    this.problem = problem;
   }
 }

@@ -3,7 +3,7 @@
  * and compiled into what routing and planning read (its budgets, `RateLimit-Policy` header, path
  * segments and the position of `{newsletter}`).
  */
-import { defaultOperations, type Method, type OperationSpec } from "./catalogue.js";
+import { defaultOperations, UNSTATED_NEEDS, type Method, type OperationSpec } from "./catalogue.js";
 import type { BudgetSpec } from "./config-types.js";
 import { isRecord, knownKeys, wholeNumber } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
@@ -33,6 +33,8 @@ export interface CompiledOperation {
 export interface OperationEntry {
   readonly spec: OperationSpec;
   readonly field: string;
+  /** The built-in operation a host's entry takes the place of (its spec laid over this one). */
+  readonly replaces?: OperationSpec;
 }
 
 const METHODS: readonly Method[] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -57,7 +59,7 @@ export function operationEntries(operations: unknown): OperationEntry[] {
   return [
     ...defaultOperations.map((spec, i) => {
       const replacement = replaced.get(spec.id);
-      return replacement === undefined ? { spec, field: `defaultOperations[${i}]` } : { spec: overBuiltIn(spec, replacement.spec), field: replacement.field };
+      return replacement === undefined ? { spec, field: `defaultOperations[${i}]` } : { spec: overBuiltIn(spec, replacement.spec), field: replacement.field, replaces: spec };
     }),
     ...given.filter((g) => !replaced.has(g.spec?.id) || replaced.get(g.spec.id) !== g),
   ];
@@ -73,12 +75,6 @@ function overBuiltIn(builtIn: OperationSpec, replacement: OperationSpec): Operat
   for (const [name, value] of Object.entries(replacement)) if (value !== undefined) merged[name] = value;
   return merged as unknown as OperationSpec;
 }
-
-/**
- * The built-in operations whose permission the spec leaves unstated (DESIGN §9: defaults in the
- * catalogue, configurable); every other built-in's permission is the spec's.
- */
-export const UNSTATED_NEEDS: ReadonlySet<string> = new Set(["events.list", "tags.subscribers.add", "articles.testSend"]);
 
 /** Plain data equal whatever the order of its keys (filters, expand paths, list bounds). */
 function sameData(a: unknown, b: unknown): boolean {
@@ -116,10 +112,7 @@ function checkReplacement(spec: OperationSpec, builtIn: OperationSpec, field: st
 
 /** Every host operation that took a built-in's place ({@link operationEntries}) keeps what the spec states of it. */
 export function checkReplacements(entries: readonly OperationEntry[]): void {
-  defaultOperations.forEach((builtIn, i) => {
-    const entry = entries[i]!;
-    if (entry.spec !== builtIn) checkReplacement(entry.spec, builtIn, entry.field);
-  });
+  for (const entry of entries) if (entry.replaces !== undefined) checkReplacement(entry.spec, entry.replaces, entry.field);
 }
 
 function checkShape(spec: OperationSpec, field: string): void {

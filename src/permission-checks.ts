@@ -5,20 +5,12 @@
  */
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
-import { grantedLevel, heldPermissions, holds, levelDigit, requirementParts, satisfies, type Effective } from "./permissions.js";
+import { grantedLevel, heldPermissions, holds, levelsCode, requirementParts, satisfies, type Effective } from "./permissions.js";
 import { insufficientScope, type Refusal } from "./refusal.js";
-import { filterValues, queryValues } from "./query.js";
+import { queryValues } from "./query.js";
 import type { NormalRequest } from "./request.js";
 import type { Grants, Level, Requirement } from "./types.js";
 
-
-/** The six effective levels as one number (base 3, in FAMILIES order): equal codes, equal levels. */
-function levelsCode(levels: Effective): number {
-  return (
-    ((((levelDigit(levels.content) * 3 + levelDigit(levels.audience)) * 3 + levelDigit(levels.sending)) * 3 + levelDigit(levels.insights)) * 3 + levelDigit(levels.settings)) * 3 +
-    levelDigit(levels.webhooks)
-  );
-}
 
 /**
  * The last refusal of spec §7 #1 or #2 and everything it was built from. A client refused for want
@@ -85,7 +77,7 @@ export function checkFilters(op: CompiledOperation, request: NormalRequest, news
   if (filters === undefined) return undefined;
   for (const name of Object.keys(filters)) {
     // empty values count: `?status=` is not `sent` (spec §7 #4), `?tag=` uses the tag filter (#5)
-    const values = filterValues(request.query, name);
+    const values = queryValues(request.query, name, true);
     if (values.length === 0) continue;
     const allowed = filters[name]!.reader;
     const refused = values.find((v) => !allowed.includes(v));

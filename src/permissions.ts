@@ -9,7 +9,6 @@ export const FAMILIES: readonly Family[] = ["content", "audience", "sending", "i
 /** The levels, lowest first. */
 export const LEVELS: readonly Level[] = ["none", "read", "write"];
 
-const RANK: Readonly<Record<Level, number>> = { none: 0, read: 1, write: 2 };
 
 /** A credential's effective levels on one newsletter: the lesser of grant and role cap per family. */
 export type Effective = Readonly<Record<Family, Level>>;
@@ -45,7 +44,7 @@ export function lesser(a: Level, b: Level): Level {
 
 /** Whether `held` satisfies `needed`: write includes read (spec §2). */
 export function satisfies(held: Level, needed: GrantedLevel): boolean {
-  return RANK[held] >= RANK[needed];
+  return levelDigit(held) >= levelDigit(needed);
 }
 
 /** Whether a credential with these levels (and `account: read` or not) meets a requirement. */
@@ -86,24 +85,32 @@ export function effectiveLevels(grants: Grants | undefined, cap: Readonly<Record
   };
 }
 
-/** A level as a base-3 digit: none 0, read 1, write 2. */
+/** A level's rank, lowest first, and its digit in {@link levelsCode}: none 0, read 1, write 2. */
 export function levelDigit(level: Level): number {
   return level === "write" ? 2 : level === "read" ? 1 : 0;
 }
 
-/**
- * The raw grants on one newsletter as one number: each family's level (as {@link grantedLevel}
- * reads it) a base-3 digit, in the spec's order. Equal numbers, equal grants. Each family read by
- * name, as {@link effectiveLevels} does (a loop over FAMILIES read each by a keyed load).
- */
+/** Six levels, in the spec's order, as one number (a base-3 digit each): equal numbers, equal levels. */
+function code(content: Level, audience: Level, sending: Level, insights: Level, settings: Level, webhooks: Level): number {
+  return ((((levelDigit(content) * 3 + levelDigit(audience)) * 3 + levelDigit(sending)) * 3 + levelDigit(insights)) * 3 + levelDigit(settings)) * 3 + levelDigit(webhooks);
+}
+
+/** Effective levels as one number ({@link code}); the six families read by name, not by a keyed load in a loop. */
+export function levelsCode(levels: Effective): number {
+  return code(levels.content, levels.audience, levels.sending, levels.insights, levels.settings, levels.webhooks);
+}
+
+/** The raw grants on one newsletter (each family as {@link grantedLevel} reads it) as one number ({@link code}). */
 export function grantsCode(grants: Grants | undefined): number {
   const g = grants ?? NO_GRANTS;
-  let code = levelDigit(ownLevel(g, "content", g.content));
-  code = code * 3 + levelDigit(ownLevel(g, "audience", g.audience));
-  code = code * 3 + levelDigit(ownLevel(g, "sending", g.sending));
-  code = code * 3 + levelDigit(ownLevel(g, "insights", g.insights));
-  code = code * 3 + levelDigit(ownLevel(g, "settings", g.settings));
-  return code * 3 + levelDigit(ownLevel(g, "webhooks", g.webhooks));
+  return code(
+    ownLevel(g, "content", g.content),
+    ownLevel(g, "audience", g.audience),
+    ownLevel(g, "sending", g.sending),
+    ownLevel(g, "insights", g.insights),
+    ownLevel(g, "settings", g.settings),
+    ownLevel(g, "webhooks", g.webhooks),
+  );
 }
 
 /** The raw grant on one family, for spec §7 #2 (minted with the family, capped by the role now). */

@@ -156,33 +156,27 @@ export function countParts(text: string): number {
 /** No values: what an absent parameter gives, one frozen list rather than a new one per request. */
 const NO_VALUES: readonly string[] = Object.freeze([]);
 
-/**
- * The values a reader-restricted filter is judged on (spec §7 #4–#6): comma-separated and repeated
- * as {@link queryValues}, but neither trimmed nor dropped when empty (a name given without any value
- * reads as one ""): `?status=` and `?status=sent%20` are statuses other than `sent`, and `?tag=`
- * uses the tag filter, whatever a handler makes of them.
- */
-export function filterValues(query: ReadonlyMap<string, readonly string[]>, name: string): readonly string[] {
-  const raw = query.get(name);
-  if (raw === undefined) return NO_VALUES;
-  if (raw.length === 0) return EMPTY_VALUE;
-  const values: string[] = [];
-  // untrimmed: a handler gets "sent " as it was sent, and "sent " is not sent
-  for (const entry of raw) for (const part of entry.split(",")) values.push(part);
-  return values;
-}
-
+/** A name given without any value: one empty value, as a reader's filter is judged on it. */
 const EMPTY_VALUE: readonly string[] = Object.freeze([""]);
 
-/** The values of a query parameter, repeated or comma-separated, trimmed, empties dropped. */
-export function queryValues(query: ReadonlyMap<string, readonly string[]>, name: string): readonly string[] {
+/**
+ * The values of a query parameter, repeated or comma-separated, trimmed, empties dropped; or, `asSent`
+ * (what a reader-restricted filter is judged on, spec §7 #4–#6), neither trimmed nor dropped when
+ * empty, and a name given without any value reads as one "": `?status=` and `?status=sent%20` are
+ * statuses other than `sent`, and `?tag=` uses the tag filter, whatever a handler makes of them.
+ */
+export function queryValues(query: ReadonlyMap<string, readonly string[]>, name: string, asSent = false): readonly string[] {
   const raw = query.get(name);
   if (raw === undefined) return NO_VALUES;
+  if (asSent && raw.length === 0) return EMPTY_VALUE;
   const values: string[] = [];
   for (const entry of raw) {
     for (const part of entry.split(",")) {
-      const value = part.trim();
-      if (value !== "") values.push(value);
+      if (asSent) values.push(part);
+      else {
+        const value = part.trim();
+        if (value !== "") values.push(value);
+      }
     }
   }
   return values;

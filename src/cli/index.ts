@@ -227,8 +227,8 @@ export async function main(argv: readonly string[], io: Io = { out: (t) => proce
     const code = (error as { code?: unknown } | null)?.code;
     const known = error instanceof CliError || error instanceof PolicyConfigError || (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS"));
     if (!known) throw error;
-    // a PolicyConfigError's message starts with the library's name already
-    const message = (error as Error).message.replace(/^newsletter-policy: /, "");
+    // a PolicyConfigError's message starts with the library's name already: its field and problem, without it
+    const message = error instanceof PolicyConfigError ? `${error.field} ${error.problem}` : (error as Error).message;
     io.err.write(`newsletter-policy: ${message}\nRun "newsletter-policy --help" for usage.\n`);
     return 2;
   }

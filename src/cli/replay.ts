@@ -62,7 +62,7 @@ function decideLine(line: TraceLine, usage: Usage, at: number, config: PolicyCon
     return evaluate(line.request, { credential: line.credential, roles: line.roles, usage, now: at, config });
   } catch (error) {
     if (!(error instanceof PolicyConfigError) || line.lineNumber === undefined) throw error;
-    throw new PolicyConfigError(`trace line ${line.lineNumber}: ${error.field}`, error.message.slice(`newsletter-policy: ${error.field} `.length));
+    throw new PolicyConfigError(`trace line ${line.lineNumber}: ${error.field}`, error.problem);
   }
 }
 

@@ -310,7 +310,7 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       expect(host.releases - released, "successful sends are not released").toBe(2);
     });
 
-    it("a send answered 404 (no such article; the framework's own 404 when no route runs) sent nothing and is released; one answered 422 is not (found by a security review: 404s spent a newsletter's daily cap)", async () => {
+    it("DESIGN Adapters (release of a failed send): a send answered 404 (no such article; the framework's own 404 when no route runs) sent nothing and is released; one answered 422 is not (found by a security review: 404s spent a newsletter's daily cap)", async () => {
       const released = host.releases;
       expect((await send("nf_1", "owner-notfound", { "x-fail": "404" })).status).toBe(404);
       expect(host.releases - released, "the 404 released").toBe(1);
