@@ -10,7 +10,7 @@ import { requestFingerprint } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
-import { effectiveLevels, isReadOnly } from "./permissions.js";
+import { effectiveLevels, isReadOnly, levelsCode } from "./permissions.js";
 import { assertRole } from "./host-input.js";
 import { insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
@@ -148,14 +148,69 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role"), undefined, "", typeof role === "string" ? role : undefined);
 
   const levels = effectiveLevels(grants, cap);
+  const account = credential.account === true;
+  const code = levelsCode(levels);
+  const memo = lastAllowed;
+  if (
+    memo.plan !== undefined &&
+    memo.query === request.query &&
+    memo.op === op &&
+    memo.newsletter === newsletter &&
+    memo.role === role &&
+    memo.levels === code &&
+    memo.account === account &&
+    plainRead(request)
+  ) {
+    return memo.plan;
+  }
   const readOnly = isReadOnly(levels);
   const refusal =
     checkNeeds(op, request, newsletter, grants, role as string, levels) ??
     (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
-    checkExpand(op, request, newsletter, levels, credential.account === true) ??
+    checkExpand(op, request, newsletter, levels, account) ??
     checkInput(op, request);
-  return withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal, role as string);
+  const planned = withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal, role as string);
+  if (refusal === undefined && plainRead(request)) {
+    memo.plan = Object.freeze(planned);
+    memo.query = request.query;
+    memo.op = op;
+    memo.newsletter = newsletter;
+    memo.role = role as string;
+    memo.levels = code;
+    memo.account = account;
+  }
+  return planned;
 }
+
+/**
+ * A request whose plan is a function of its route, query, newsletter and the caller's levels alone:
+ * no body, no Idempotency-Key, no host request id (each its own). Its query is the path's as read
+ * (request.ts keeps each recent path's read, so the same path gives the same segments and query).
+ */
+function plainRead(request: NormalRequest): boolean {
+  return request.body === undefined && request.idempotencyKey === undefined && request.requestId === undefined;
+}
+
+/**
+ * The last allowed plan of a plain read ({@link plainRead}) and everything it was planned from: most
+ * requests repeat the one before (the same route for many credentials of the same levels), so its
+ * plan is handed out again, frozen, while every input the checks read is the same: the operation
+ * (routed by method and path; an operation belongs to one config, limits give their own copies),
+ * the query as read (by identity: request.ts keeps each recent path's read, so a query object, read
+ * afresh each time, never matches), the newsletter, the role (a derived request id reads it), the
+ * effective levels as one number, and account access (an expand path may need it). Only allowed
+ * plans are kept: a refusal's message reads the raw grants and the path too (permission-checks.ts
+ * keeps its own). test/properties/plan-memo.test.ts fails when any of these is left out.
+ */
+const lastAllowed: {
+  plan: Plan | undefined;
+  query: ReadonlyMap<string, readonly string[]> | undefined;
+  op: CompiledOperation | undefined;
+  newsletter: string | undefined;
+  role: string | undefined;
+  levels: number;
+  account: boolean;
+} = { plan: undefined, query: undefined, op: undefined, newsletter: undefined, role: undefined, levels: -1, account: false };
 
 /**
  * Plans one request: route → reach → permission → input limits (DESIGN §1; budgets, idempotency

@@ -173,26 +173,56 @@ function hashHex(): string {
 }
 
 /**
- * A short stable id derived from the inputs of a pure decision (DESIGN §14): 64 bits, the FNV-1a
- * hash of the text below with two bases and primes, written as 16 hex digits. The text, parts joined
- * by NUL: the subject; `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` (each field a string's first 512
- * characters or the value's type) followed by ` name=v1,v2` per query parameter (values to 512
- * characters); `ROLE W` (the owner's role on the newsletter as the plan read it, like a field, and
- * the one character whose code is {@link whoCode} of the credential's grants there and its account
- * access); `now`; `seq`. The
- * descriptor is read as `plan` read it (once, plain values only), each part bounded, so it never
- * throws and costs the same for a 10 MB string as for a short one. The text is fed to the hashes
- * piece by piece, never built.
+ * The descriptor's part of a derived id's text, fed last (see {@link inputId}): its fields, and both
+ * hashes after them. Most pure decisions repeat the request before them (the same route for many
+ * credentials, a host deciding one request after another), so that part is fed once while the fields
+ * are the same: the same strings (compared by their text), the same other values (by identity: a
+ * value that is not a string is fed as its type), and the same query as read (by identity: read
+ * afresh from each descriptor that has one, never changed after).
  */
-export function inputId(subject: string, read: DescriptorRead, role: string | undefined, who: number, now: number, seq: number): string {
+const fed = { method: undefined as unknown, path: undefined as unknown, key: undefined as unknown, newsletter: undefined as unknown, query: undefined as unknown, valid: false };
+const afterDescriptor = new Int32Array(2);
+
+/** Feeds `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` and the query's ` name=v1,v2` from the start of both hashes. */
+function feedDescriptor(read: DescriptorRead): void {
+  const { method, path, idempotencyKey, newsletter, query } = read;
+  if (fed.valid && method === fed.method && path === fed.path && idempotencyKey === fed.key && newsletter === fed.newsletter && query === fed.query) {
+    hash[0] = afterDescriptor[0]!;
+    hash[1] = afterDescriptor[1]!;
+    return;
+  }
   hash[0] = FNV_BASIS;
   hash[1] = FNV_BASIS_2;
-  feed(-1, subject, subject.length);
-  feedField(0, read.method);
-  feedField(32, read.path);
-  feedField(32, read.idempotencyKey);
-  feedField(32, read.newsletter);
-  if (read.query instanceof Map) for (const [name, values] of read.query as ReadonlyMap<string, readonly string[]>) feedParam(name, values);
+  feedField(-1, method);
+  feedField(32, path);
+  feedField(32, idempotencyKey);
+  feedField(32, newsletter);
+  if (query instanceof Map) for (const [name, values] of query as ReadonlyMap<string, readonly string[]>) feedParam(name, values);
+  afterDescriptor[0] = hash[0]!;
+  afterDescriptor[1] = hash[1]!;
+  fed.method = method;
+  fed.path = path;
+  fed.key = idempotencyKey;
+  fed.newsletter = newsletter;
+  fed.query = query;
+  fed.valid = true;
+}
+
+/**
+ * A short stable id derived from the inputs of a pure decision (DESIGN §14): 64 bits, the FNV-1a
+ * hash of the text below with two bases and primes, written as 16 hex digits. The text, parts joined
+ * by NUL: `METHOD PATH IDEMPOTENCY-KEY NEWSLETTER` (each field a string's first 512 characters or
+ * the value's type) followed by ` name=v1,v2` per query parameter (values to 512 characters); the
+ * subject; `ROLE W` (the owner's role on the newsletter as the plan read it, like a field, and the
+ * one character whose code is {@link whoCode} of the credential's grants there and its account
+ * access); `now`; `seq`. The descriptor is read as `plan` read it (once, plain values only), each
+ * part bounded, so it never throws and costs the same for a 10 MB string as for a short one. The
+ * text is fed to the hashes piece by piece, never built; the descriptor's part first, so that a
+ * descriptor like the one before is not fed again ({@link feedDescriptor}).
+ */
+export function inputId(subject: string, read: DescriptorRead, role: string | undefined, who: number, now: number, seq: number): string {
+  feedDescriptor(read);
+  feed(0, subject, subject.length);
   feedField(0, role);
   feedCode(32, who); // one code unit: who < 2 · 3^6
   feedNumber(0, now);

@@ -262,6 +262,10 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const query = fromObject === undefined ? (fromPath as ReadonlyMap<string, readonly string[]>) : bothQueries(fromObject as ReadonlyMap<string, readonly string[]>, fromPath as ReadonlyMap<string, readonly string[]>);
 
   const rawNewsletter = request.newsletter;
+  // DESIGN §10: a wrong type is bad input, named; null is a lookup that found none (absent, as undefined)
+  if (rawNewsletter !== undefined && rawNewsletter !== null && typeof rawNewsletter !== "string") {
+    return { param: "newsletter", detail: `must be a newsletter id (a string); got ${Array.isArray(rawNewsletter) ? "an array" : typeof rawNewsletter}`, method, path: shown(rawPath) };
+  }
   if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {
     return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown(rawPath) };
   }

@@ -96,7 +96,7 @@ describe("derived request ids (DESIGN §14)", () => {
     expect(id(reader, { nl_1: "owner" }).requestId).toBe(owner.requestId);
   });
 
-  it("inputId is the two FNV-1a hashes of its text (subject, descriptor fields and query bounded to 512 characters, role and who, now, seq, joined by NUL), fed piece by piece without building it (property)", () => {
+  it("inputId is the two FNV-1a hashes of its text (descriptor fields and query bounded to 512 characters, subject, role and who, now, seq, joined by NUL), fed piece by piece without building it, whatever was fed before (property)", () => {
     // the specification, written out: the text the id hashes, built as a string
     const text = (value: unknown): string => (typeof value === "string" ? value.slice(0, 512) : typeof value);
     const described = (read: DescriptorRead): string => {
@@ -109,9 +109,13 @@ describe("derived request ids (DESIGN §14)", () => {
     const values = fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 200, maxLength: 300 })), { maxLength: 4 });
     const query = fc.oneof(fc.constant(undefined), fc.constant({ param: "query", detail: "x" }), fc.array(fc.tuple(fc.string({ maxLength: 6 }), values), { maxLength: 3 }).map((e) => new Map(e)));
     const read = fc.record({ method: field, path: field, idempotencyKey: field, newsletter: field, query, body: fc.constant(undefined), requestId: fc.constant(undefined), unreadable: fc.constant(undefined) });
+    // a descriptor fed before the one whose id is asked: the same, one that shares all but one field with it, or any other
+    const before = fc.oneof(fc.constant("same" as const), fc.constantFrom("method" as const, "path" as const, "idempotencyKey" as const, "newsletter" as const, "query" as const), read);
     fc.assert(
-      fc.property(fc.string({ unit: "binary" }), read, fc.option(fc.string({ maxLength: 600 }), { nil: undefined }), fc.nat(2 * 3 ** 6 - 1), fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, role, who, now, seq) => {
-        const joined = [subject, described(r as DescriptorRead), `${text(role)} ${String.fromCharCode(who)}`, now, seq].join("\u0000");
+      fc.property(fc.string({ unit: "binary" }), read, before, read, fc.option(fc.string({ maxLength: 600 }), { nil: undefined }), fc.nat(2 * 3 ** 6 - 1), fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, earlier, other, role, who, now, seq) => {
+        const first = earlier === "same" ? r : typeof earlier === "string" ? { ...r, [earlier]: other[earlier] } : earlier;
+        inputId("s", first as DescriptorRead, undefined, 0, 0, 0);
+        const joined = [described(r as DescriptorRead), subject, `${text(role)} ${String.fromCharCode(who)}`, now, seq].join("\u0000");
         expect(inputId(subject, r as DescriptorRead, role, who, now, seq)).toBe(hex(fnv1a(joined)) + hex(fnv1a(joined, FNV_BASIS_2, FNV_PRIME_2)));
       }),
       { seed: 20_261_123, numRuns: 1_000 },

@@ -18,6 +18,11 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     [{ method: "G E T", path: "/me" }, "method"],
     [{ method: ["GET"], path: "/me" }, "method"],
     [{ method: "GET", path: "/" + "a/".repeat(9000) }, "path"], // past 16 384 characters
+    // a newsletter of a wrong type was a 404 `unresolved` (found by a black-box review)
+    [{ method: "GET", path: "/subscribers/s_1", newsletter: 5 }, "newsletter"],
+    [{ method: "GET", path: "/subscribers/s_1", newsletter: ["nl_1"] }, "newsletter"],
+    [{ method: "POST", path: "/articles/a_1/send", newsletter: { id: "nl_1" } }, "newsletter"],
+    [{ method: "GET", path: "/newsletters/nl_1/subscribers", newsletter: true }, "newsletter"],
   ])("descriptor %j is refused as malformed, param %s", (request, param) => {
     const d = s().run(request);
     expect(d.status).toBe(400);
@@ -36,6 +41,14 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     "/newsletters/nl%00/subscribers",
   ])("path %s is refused with param path", (path) => {
     expect(s().run(get(path)).body?.error).toMatchObject({ code: "invalid_request", param: "path" });
+  });
+
+  it("a newsletter of null is absent, as a lookup that found none: 404, as undefined", () => {
+    for (const newsletter of [null, undefined]) {
+      const d = s().run({ method: "POST", path: "/articles/a_1/send", newsletter });
+      expect(d.status).toBe(404);
+      expect(d.reason).toMatchObject({ rule: "no_reach", cause: "unresolved" });
+    }
   });
 
   it("percent-encoded ids are decoded before they are matched", () => {
