@@ -68,7 +68,12 @@ export interface PolicyRequest {
   method: string;
   /** Request path; a query string is allowed, e.g. `/newsletters/nl_1/subscribers?limit=100`. */
   path: string;
-  /** Parsed query; when given it is used instead of the path's query string. */
+  /**
+   * Parsed query (the framework's `req.query`). When the path carries a query string too, both are
+   * judged (a handler may read either): each name's values from either, so a filter or `limit` in
+   * one of them cannot be hidden behind the other (a departure from "used instead of the path's
+   * query", for safety: see the decisions in the docs). An Idempotency-Key is bound to this object.
+   */
   query?: Readonly<Record<string, string | readonly string[]>>;
   /** The `Idempotency-Key` header. */
   idempotencyKey?: string;
