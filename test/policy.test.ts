@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { createPolicy, MemoryStore, type PolicyStore } from "../src/index.js";
+import { createPolicy, MemoryStore, type ChargeOutcome, type PolicyStore } from "../src/index.js";
 import { T0, get, key, post } from "./fixtures.js";
 
 const credential = key({ nl_1: { content: "write", audience: "read", sending: "write" } }, true);
@@ -82,6 +82,18 @@ describe("createPolicy over a store", () => {
       for (const value of Object.values(d.headers)) expect(value).not.toMatch(/NaN/);
       const open = await createPolicy({ store, clock: () => T0, failOpen: true }).check(get("/newsletters/nl_1/subscribers"), who);
       expect(open).toMatchObject({ allowed: true, charged: { budgets: [] }, reason: { rule: "store_unavailable", failOpen: true } });
+    }
+    // the built-in MemoryStore's own charge is trusted unchecked: a subclass or an instance that replaces it is checked as any store is
+    class Odd extends MemoryStore {
+      override charge(): ChargeOutcome {
+        return { kind: "charged", windows: [], replay: false };
+      }
+    }
+    const patched = new MemoryStore();
+    patched.charge = () => ({ kind: "refused", windows: [] }) as never;
+    for (const store of [new Odd(), patched]) {
+      const d = await createPolicy({ store, clock: () => T0 }).check(get("/newsletters/nl_1/subscribers"), who);
+      expect(d).toMatchObject({ status: 503, reason: { rule: "store_unavailable", failOpen: false } });
     }
     // status, too: readings that do not add up reject as a store failure
     const short: PolicyStore = { charge: () => ({ kind: "budget_spent", windows: [] }), release: () => false, read: () => [{ count: 1, resetAt: T0 }] };
