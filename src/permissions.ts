@@ -100,6 +100,19 @@ export function levelsCode(levels: Effective): number {
   return code(levels.content, levels.audience, levels.sending, levels.insights, levels.settings, levels.webhooks);
 }
 
+/** {@link effectiveLevels} as one number ({@link code}): `levelsCode(effectiveLevels(grants, cap))`, without the object. */
+export function effectiveCode(grants: Grants | undefined, cap: Readonly<Record<Family, Level>>): number {
+  const g = grants ?? NO_GRANTS;
+  return code(
+    lesser(ownLevel(g, "content", g.content), cap.content),
+    lesser(ownLevel(g, "audience", g.audience), cap.audience),
+    lesser(ownLevel(g, "sending", g.sending), cap.sending),
+    lesser(ownLevel(g, "insights", g.insights), cap.insights),
+    lesser(ownLevel(g, "settings", g.settings), cap.settings),
+    lesser(ownLevel(g, "webhooks", g.webhooks), cap.webhooks),
+  );
+}
+
 /** The raw grants on one newsletter (each family as {@link grantedLevel} reads it) as one number ({@link code}). */
 export function grantsCode(grants: Grants | undefined): number {
   const g = grants ?? NO_GRANTS;

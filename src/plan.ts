@@ -10,7 +10,7 @@ import { requestFingerprint } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
-import { effectiveLevels, isReadOnly, levelsCode } from "./permissions.js";
+import { effectiveCode, effectiveLevels, isReadOnly } from "./permissions.js";
 import { assertRole } from "./host-input.js";
 import { insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
@@ -147,9 +147,9 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   const cap = typeof role === "string" ? config.roles.get(role) : undefined;
   if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role"), undefined, "", typeof role === "string" ? role : undefined);
 
-  const levels = effectiveLevels(grants, cap);
   const account = credential.account === true;
-  const code = levelsCode(levels);
+  // the levels as one number first: a plan handed out again needs no levels object
+  const code = effectiveCode(grants, cap);
   const memo = lastAllowed;
   if (
     memo.plan !== undefined &&
@@ -163,6 +163,7 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   ) {
     return memo.plan;
   }
+  const levels = effectiveLevels(grants, cap);
   const readOnly = isReadOnly(levels);
   const refusal =
     checkNeeds(op, request, newsletter, grants, role as string, levels) ??

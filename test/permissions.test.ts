@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { effectiveLevels, FAMILIES, grantedLevel, heldPermissions, isReadOnly, lesser, LEVELS, type Effective } from "../src/permissions.js";
+import { effectiveCode, effectiveLevels, FAMILIES, grantedLevel, heldPermissions, isReadOnly, lesser, LEVELS, levelsCode, type Effective } from "../src/permissions.js";
 import type { Grants } from "../src/types.js";
 import { heldPhrase } from "../src/messages.js";
 
@@ -59,6 +59,22 @@ describe("effective levels read the grants by value first (spec §5.4)", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("effectiveCode is the effective levels as one number: equal codes, equal levels (plan.ts keeps plans by it)", () => {
+    const byCode = new Map<number, string>();
+    fc.assert(
+      fc.property(arbGrants, arbCap, (grants, cap) => {
+        const levels = effectiveLevels(grants, cap);
+        const code = effectiveCode(grants, cap);
+        expect(code).toBe(levelsCode(levels));
+        const shown = JSON.stringify(levels);
+        expect(byCode.get(code) ?? shown).toBe(shown);
+        byCode.set(code, shown);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(effectiveCode(undefined, everyLevels()[100]!)).toBe(0);
   });
 
   it("no grants grant nothing", () => {
