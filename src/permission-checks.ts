@@ -6,7 +6,7 @@
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { grantedLevel, heldPermissions, holds, levelsCode, requirementParts, satisfies, type Effective } from "./permissions.js";
-import { insufficientScope, type Refusal } from "./refusal.js";
+import { frozenRefusal, insufficientScope, type Refusal } from "./refusal.js";
 import { queryValues } from "./query.js";
 import type { NormalRequest } from "./request.js";
 import type { Grants, Level, Requirement } from "./types.js";
@@ -46,15 +46,6 @@ export function checkNeeds(op: CompiledOperation, request: NormalRequest, newsle
   const refusal = frozenRefusal(neededRefusal(op, request, newsletter, granted, role, levels));
   lastNeeds = { op, path: request.path, newsletter, role, levels: code, granted, refusal };
   return refusal;
-}
-
-/** A refusal handed out more than once, frozen with its reason and lists: no decision can change another's. */
-function frozenRefusal(refusal: Refusal): Refusal {
-  const reason = refusal.reason as { held?: readonly string[] };
-  if (reason.held !== undefined) Object.freeze(reason.held);
-  Object.freeze(refusal.reason);
-  if (refusal.allowedValues !== undefined) Object.freeze(refusal.allowedValues);
-  return Object.freeze(refusal);
 }
 
 /** The refusal of spec §7 #1 or #2, built. */

@@ -10,9 +10,9 @@ import { requestFingerprint } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
-import { effectiveCode, effectiveLevels, isReadOnly } from "./permissions.js";
+import { effectiveCode, effectiveLevels, grantsCode, isReadOnly } from "./permissions.js";
 import { assertRole } from "./host-input.js";
-import { insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
+import { frozenRefusal, insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
 import { queryValues } from "./query.js";
 import { normaliseRequest, type NormalRequest } from "./request.js";
@@ -150,15 +150,17 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   const account = credential.account === true;
   // the levels as one number first: a plan handed out again needs no levels object
   const code = effectiveCode(grants, cap);
-  const memo = lastAllowed;
+  const memo = lastPlan;
   if (
     memo.plan !== undefined &&
     memo.query === request.query &&
     memo.op === op &&
+    memo.path === request.path &&
     memo.newsletter === newsletter &&
     memo.role === role &&
     memo.levels === code &&
     memo.account === account &&
+    (memo.grants < 0 || memo.grants === grantsCode(grants)) &&
     plainRead(request)
   ) {
     return memo.plan;
@@ -170,15 +172,17 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
     (readOnly ? checkFilters(op, request, newsletter, levels) : undefined) ??
     checkExpand(op, request, newsletter, levels, account) ??
     checkInput(op, request);
-  const planned = withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal, role as string);
-  if (refusal === undefined && plainRead(request)) {
+  const planned = withIdempotencyKey(config, op, request, newsletter, readOnly ? "reader" : "full", refusal === undefined ? undefined : frozenRefusal(refusal), role as string);
+  if (plainRead(request)) {
     memo.plan = Object.freeze(planned);
     memo.query = request.query;
     memo.op = op;
+    memo.path = request.path;
     memo.newsletter = newsletter;
     memo.role = role as string;
     memo.levels = code;
     memo.account = account;
+    memo.grants = refusal === undefined ? -1 : grantsCode(grants);
   }
   return planned;
 }
@@ -193,25 +197,29 @@ function plainRead(request: NormalRequest): boolean {
 }
 
 /**
- * The last allowed plan of a plain read ({@link plainRead}) and everything it was planned from: most
- * requests repeat the one before (the same route for many credentials of the same levels), so its
- * plan is handed out again, frozen, while every input the checks read is the same: the operation
- * (routed by method and path; an operation belongs to one config, limits give their own copies),
- * the query as read (by identity: request.ts keeps each recent path's read, so a query object, read
- * afresh each time, never matches), the newsletter, the role (a derived request id reads it), the
- * effective levels as one number, and account access (an expand path may need it). Only allowed
- * plans are kept: a refusal's message reads the raw grants and the path too (permission-checks.ts
- * keeps its own). test/properties/plan-memo.test.ts fails when any of these is left out.
+ * The last plan of a plain read ({@link plainRead}) and everything it was planned from: most
+ * requests repeat the one before (the same route for many credentials of the same levels, a client
+ * refused for want of a permission asking again), so its plan is handed out again, frozen with its
+ * refusal, while every input the checks read is the same: the operation (routed by method and path;
+ * an operation belongs to one config, limits give their own copies), the query as read (by
+ * identity: request.ts keeps each recent path's read, so a query object, read afresh each time,
+ * never matches), the path a refusal shows, the newsletter, the role (a derived request id and
+ * spec §7 #2's message read it), the effective levels as one number, account access (an expand
+ * path may need it) and, for a refusal, the raw grants as one number (spec §7 #2 tells a grant the
+ * role caps from one never made). test/properties/plan-memo.test.ts fails when any of these is left out.
  */
-const lastAllowed: {
+const lastPlan: {
   plan: Plan | undefined;
   query: ReadonlyMap<string, readonly string[]> | undefined;
   op: CompiledOperation | undefined;
+  path: string | undefined;
   newsletter: string | undefined;
   role: string | undefined;
   levels: number;
   account: boolean;
-} = { plan: undefined, query: undefined, op: undefined, newsletter: undefined, role: undefined, levels: -1, account: false };
+  /** The raw grants' code when the plan refused (its message may read them); -1 for an allowed plan. */
+  grants: number;
+} = { plan: undefined, query: undefined, op: undefined, path: undefined, newsletter: undefined, role: undefined, levels: -1, account: false, grants: -1 };
 
 /**
  * Plans one request: route → reach → permission → input limits (DESIGN §1; budgets, idempotency

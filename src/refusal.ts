@@ -57,3 +57,15 @@ type ScopeReason = Extract<Reason, { rule: "insufficient_scope" }>;
 export function invalid(param: string, detail: string): Refusal {
   return { check: "input", status: 400, code: "invalid_request", message: say.invalidInput(param, detail), param, reason: { rule: "invalid_input", param, detail } };
 }
+
+/**
+ * A refusal handed out more than once (a plan or a refusal kept for the next request), frozen with
+ * its reason, the lists in it and its allowed values: no decision can change another's.
+ */
+export function frozenRefusal(refusal: Refusal): Refusal {
+  const reason = refusal.reason as unknown as Record<string, unknown>;
+  for (const key of Object.keys(reason)) if (Array.isArray(reason[key])) Object.freeze(reason[key]);
+  Object.freeze(reason);
+  if (refusal.allowedValues !== undefined) Object.freeze(refusal.allowedValues);
+  return Object.freeze(refusal);
+}

@@ -1,6 +1,6 @@
 /**
- * The last allowed plan of a plain read is handed out again while every input is the same
- * (src/plan.ts `lastAllowed`). What must hold: a request planned right after another answers
+ * The last plan of a plain read, allowed or refused, is handed out again while every input is the
+ * same (src/plan.ts `lastPlan`). What must hold: a request planned right after another answers
  * exactly as when its plan is built afresh, whatever came before it, for requests that differ in one
  * input at a time (the path, its query, the newsletter, the role, a grant, account access, the
  * limits, a body, an Idempotency-Key, a host request id), so that no input the checks read is left
@@ -70,8 +70,21 @@ const GROUPS: readonly (readonly PolicyRequest[])[] = [
 ];
 /** A host operation whose expand path needs account access (spec §7 #7 with `account: read`). */
 const config: PolicyOptions = {
-  operations: [{ id: "reports.list", method: "GET", path: "/newsletters/{newsletter}/reports", needs: "insights: read", expand: { owner: "account: read", audience: "audience: read" } }],
+  operations: [
+    { id: "reports.list", method: "GET", path: "/newsletters/{newsletter}/reports", needs: "insights: read", expand: { owner: "account: read", audience: "audience: read" } },
+    // an editor's cap (settings: read) makes spec §7 #2 of a settings: write grant, #1 of a read one: the same levels, two messages
+    { id: "settings.update", method: "PATCH", path: "/newsletters/{newsletter}/settings", needs: "settings: write" },
+  ],
 };
+/** The same operation at other paths (a refusal shows its path), and settings under an editor's cap. */
+const SHOWN_GROUP: readonly PolicyRequest[] = [
+  { method: "GET", path: "/subscribers/s_1", newsletter: "nl_1" },
+  { method: "GET", path: "/subscribers/s_2", newsletter: "nl_1" },
+  { method: "GET", path: "/subscribers/s_1", newsletter: "nl_2" },
+  { method: "PATCH", path: "/newsletters/nl_1/settings" },
+  { method: "PATCH", path: "/newsletters/nl_2/settings" },
+  { method: "PATCH", path: "/newsletters/nl_1/settings/" },
+];
 const HOST_GROUP: readonly PolicyRequest[] = [
   { method: "GET", path: "/newsletters/nl_1/reports?expand=owner" },
   { method: "GET", path: "/newsletters/nl_1/reports?expand=audience" },
@@ -80,7 +93,7 @@ const HOST_GROUP: readonly PolicyRequest[] = [
   { method: "GET", path: "/newsletters/nl_2/reports?expand=owner" },
   { method: "GET", path: "/newsletters/nl_1/reports", query: { expand: ["audience", "owner"] } },
 ];
-const ALL_GROUPS = [...GROUPS, HOST_GROUP];
+const ALL_GROUPS = [...GROUPS, HOST_GROUP, SHOWN_GROUP];
 /** Every request of a group after every request of the same group (the same route, or the same path written otherwise). */
 const PAIRS: readonly (readonly [PolicyRequest, PolicyRequest])[] = ALL_GROUPS.flatMap((group) => group.flatMap((x) => group.map((y) => [x, y] as const)));
 const ALL = ALL_GROUPS.flat();
@@ -161,10 +174,31 @@ describe("plans kept for the next request (src/plan.ts): a plan handed out again
     expect(decide({ ...full, account: false }, owner).reason).toMatchObject({ rule: "insufficient_scope", case: 7 });
   });
 
+  it("spec §7 #2 then #1 at the same levels: settings: write then settings: read, both capped at read by an editor", () => {
+    const patch = SHOWN_GROUP[3]!;
+    const capped: Who = { grants: { settings: "write" }, account: false, role1: "editor", role2: "editor", limits: undefined };
+    expect(decide(capped, patch).reason).toMatchObject({ rule: "insufficient_scope", case: 2 });
+    const lacking = decide({ ...capped, grants: { settings: "read" } }, patch);
+    expect(lacking.reason).toMatchObject({ rule: "insufficient_scope", case: 1 });
+    expect(lacking.body?.error.message).not.toContain("caps it");
+  });
+
   it("DESIGN §7: a send for one newsletter after one for another charges the cap of its own", () => {
     const sender: Who = { grants: { sending: "write" }, account: false, role1: "owner", role2: "owner", limits: undefined };
     expect(decide(sender, GROUPS[5]![0]!).newsletter).toBe("nl_1");
     expect(decide(sender, GROUPS[5]![1]!).newsletter).toBe("nl_2");
+  });
+
+  it("a refusal handed out again cannot be changed to reach the next decision: its reason, held list and allowed values are frozen", () => {
+    const reader: Who = { grants: { content: "read" }, account: false, role1: "owner", role2: "owner", limits: undefined };
+    const drafts = GROUPS[1]![1]!; // ?status=draft, spec §7 #4
+    const first = decide(reader, drafts);
+    expect(first.reason).toMatchObject({ rule: "insufficient_scope", case: 4 });
+    const reason = first.reason as { held: string[] };
+    expect(Object.isFrozen(reason)).toBe(true);
+    expect(() => reason.held.push("content: write")).toThrow(TypeError);
+    first.body!.error.allowed_values!.push("draft");
+    expect(decide(reader, drafts).body?.error.allowed_values).toEqual(["sent"]);
   });
 
   it("a plan handed out again cannot be changed to reach the next decision", () => {
