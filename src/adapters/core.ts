@@ -106,6 +106,19 @@ function tell<Req>(options: AdapterOptions<Req, unknown>, decision: Decision, re
 }
 
 /**
+ * Each request object's decision. An adapter that runs twice on one request (on the app and on a
+ * router, or on an app and a sub-app it mounts) decides it once: a second run charged every budget
+ * and the daily cap again, and read a first send with an Idempotency-Key as a replay of itself
+ * (found by an adapter review, Express and Hono).
+ */
+const decisions = new WeakMap<object, Decision>();
+
+/** The decision an adapter already made for this request object (see {@link decisions}), if any. */
+export function earlierDecision(req: object): Decision | undefined {
+  return decisions.get(req);
+}
+
+/**
  * Decides one request: authenticates through `who`, resolves `newsletter`, checks, and tells
  * `onDecision`. Rejects only with the host's own errors (from `who`, `newsletter`).
  */
@@ -128,6 +141,7 @@ export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Re
   if (requestId !== undefined) request.requestId = requestId;
   if (newsletter !== undefined) request.newsletter = newsletter;
   const decision = await options.policy.check(request, who);
+  if (typeof req === "object" && req !== null) decisions.set(req, decision);
   tell(options, decision, req);
   if (!decision.allowed) return { kind: "refuse", decision, who };
   if (decision.operation === "rateLimit.get") return { kind: "status", decision, who };
@@ -181,6 +195,38 @@ export function isReplay(decision: Decision): decision is AllowedDecision {
  */
 export function sendFailed(status: number): boolean {
   return status >= 500 || status === 404;
+}
+
+/** What {@link releaseWhenFailed} needs of a node:http `ServerResponse` (Express's `res` is one). */
+export interface NodeResponse {
+  readonly statusCode: number;
+  readonly writableFinished: boolean;
+  once(event: "finish" | "close", listener: () => void): unknown;
+  end: (...args: never[]) => unknown;
+}
+
+/**
+ * Releases a send's cap charge when its response ends failed ({@link sendFailed}): on `finish`, or,
+ * when the client went away first (`close` before `finish`: Node then never emits `finish`), when the
+ * handler ends its response anyway, by the status it ends it with. A handler that never answers
+ * keeps the charge (the send may still be under way). Found by an adapter review: a send that
+ * failed after the client timed out stayed counted, and the client's retry under its
+ * Idempotency-Key was answered as a replay of a send that never went out.
+ */
+export function releaseWhenFailed(res: NodeResponse, release: () => Promise<void>): void {
+  const settle = (): void => {
+    if (sendFailed(res.statusCode)) void release();
+  };
+  res.once("finish", settle);
+  res.once("close", () => {
+    if (res.writableFinished) return; // finished: settled above
+    const end = res.end;
+    res.end = function (this: unknown, ...args: never[]): unknown {
+      res.end = end;
+      settle();
+      return end.apply(this, args);
+    };
+  });
 }
 
 /**

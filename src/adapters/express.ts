@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from "express";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -64,14 +64,14 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
     }
     res.locals.decision = outcome.decision;
     if (outcome.decision.release !== undefined) {
-      const release = releaser(options.policy, outcome.decision);
-      res.once("finish", () => {
-        if (sendFailed(res.statusCode)) void release();
-      });
+      releaseWhenFailed(res, releaser(options.policy, outcome.decision));
     }
     return true;
   }
   return (req, res, next) => {
+    // decided already by this adapter mounted higher up: charged once, passed on as allowed
+    const earlier = earlierDecision(req);
+    if (earlier !== undefined) return void (earlier.allowed && next());
     run(req, res).then((proceed) => proceed && next(), next);
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -77,6 +77,12 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<PolicyEnv> {
   assertOptions(options);
   return async (c, next) => {
+    // decided already by this middleware on a parent app: charged once, passed on as allowed
+    const earlier = earlierDecision(c);
+    if (earlier !== undefined) {
+      if (earlier.allowed) await next();
+      return undefined;
+    }
     const outcome = await decide(options, c, {
       method: c.req.method,
       path: rawPath(c.req.url),

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
 
 /** Answers an allowed replay from the stored result (write to `res`); if it leaves `res` unanswered, the guard returns the decision. */
 export type NodeReplay = (decision: AllowedDecision, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -50,6 +50,9 @@ function answerJson(res: ServerResponse, status: number, value: unknown): void {
 export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
   assertOptions(options);
   return async (req, res, body) => {
+    // guarded already: charged once; the same decision, or undefined when it was answered
+    const earlier = earlierDecision(req);
+    if (earlier !== undefined) return earlier.allowed ? earlier : undefined;
     const outcome = await decide(options, req, { method: req.method ?? "GET", path: req.url ?? "/", header: (name) => req.headers[name], body });
     const { decision } = outcome;
     for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
@@ -63,10 +66,7 @@ export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
       if (res.headersSent) return undefined;
     }
     if (outcome.decision.release !== undefined) {
-      const release = releaser(options.policy, outcome.decision);
-      res.once("finish", () => {
-        if (sendFailed(res.statusCode)) void release();
-      });
+      releaseWhenFailed(res, releaser(options.policy, outcome.decision));
     }
     return outcome.decision;
   };
