@@ -10,14 +10,14 @@ import { requestFingerprint } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
-import { effectiveCode, effectiveLevels, grantsCode, isReadOnly } from "./permissions.js";
+import { effectiveCode, effectiveLevels, grantedLevel, isReadOnly } from "./permissions.js";
 import { assertRole } from "./host-input.js";
 import { frozenRefusal, insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
 import { queryValues } from "./query.js";
 import { normaliseRequest, type NormalRequest } from "./request.js";
 import { route } from "./router.js";
-import type { CapName, Credential, Reason, Roles } from "./types.js";
+import type { CapName, Credential, Grants, Level, Reason, Roles } from "./types.js";
 
 
 /** The plan for one request: what to charge, and what to answer if the budgets have room. */
@@ -160,7 +160,7 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
     memo.role === role &&
     memo.levels === code &&
     memo.account === account &&
-    (memo.grants < 0 || memo.grants === grantsCode(grants)) &&
+    (memo.granted === undefined || memo.granted === neededGrant(op, grants)) &&
     plainRead(request)
   ) {
     return memo.plan;
@@ -182,9 +182,15 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
     memo.role = role as string;
     memo.levels = code;
     memo.account = account;
-    memo.grants = refusal === undefined ? -1 : grantsCode(grants);
+    memo.granted = refusal === undefined ? undefined : neededGrant(op, grants);
   }
   return planned;
+}
+
+/** The raw grant of the family `op` needs (spec §7 #2's message reads it); none for an operation that needs none or account access. */
+function neededGrant(op: CompiledOperation, grants: Grants): Level {
+  const need = op.need;
+  return need === undefined || need.account ? "none" : grantedLevel(grants, need.family);
 }
 
 /**
@@ -205,8 +211,8 @@ function plainRead(request: NormalRequest): boolean {
  * identity: request.ts keeps each recent path's read, so a query object, read afresh each time,
  * never matches), the path a refusal shows, the newsletter, the role (a derived request id and
  * spec §7 #2's message read it), the effective levels as one number, account access (an expand
- * path may need it) and, for a refusal, the raw grants as one number (spec §7 #2 tells a grant the
- * role caps from one never made). test/properties/plan-memo.test.ts fails when any of these is left out.
+ * path may need it) and, for a refusal, the raw grant of the family the operation needs (spec §7 #2
+ * tells a grant the role caps from one never made; no other refusal reads a raw grant). test/properties/plan-memo.test.ts fails when any of these is left out.
  */
 const lastPlan: {
   plan: Plan | undefined;
@@ -217,9 +223,9 @@ const lastPlan: {
   role: string | undefined;
   levels: number;
   account: boolean;
-  /** The raw grants' code when the plan refused (its message may read them); -1 for an allowed plan. */
-  grants: number;
-} = { plan: undefined, query: undefined, op: undefined, path: undefined, newsletter: undefined, role: undefined, levels: -1, account: false, grants: -1 };
+  /** The raw grant of the family the operation needs when the plan refused (spec §7 #2's message reads it); undefined for an allowed plan. */
+  granted: Level | undefined;
+} = { plan: undefined, query: undefined, op: undefined, path: undefined, newsletter: undefined, role: undefined, levels: -1, account: false, granted: undefined };
 
 /**
  * Plans one request: route → reach → permission → input limits (DESIGN §1; budgets, idempotency

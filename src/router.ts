@@ -39,8 +39,31 @@ export function buildRoutes(operations: readonly CompiledOperation[], entries: r
   return routes;
 }
 
+/**
+ * The last route found and what it was found from: the table, the method and the path's segments
+ * as read (by identity: request.ts reads each recent path once, into frozen segments), so a path
+ * asked again, as most are, is not matched again. Any other request is matched afresh.
+ */
+const last: { routes: RouteTable | undefined; method: string; segments: readonly string[] | undefined; op: CompiledOperation | undefined } = {
+  routes: undefined,
+  method: "",
+  segments: undefined,
+  op: undefined,
+};
+
 /** The operation a request names, or undefined (DESIGN §11: unknown operations fail closed). */
 export function route(routes: RouteTable, request: Pick<NormalRequest, "method" | "segments">): CompiledOperation | undefined {
+  const segments = request.segments;
+  if (segments === last.segments && request.method === last.method && routes === last.routes && Object.isFrozen(segments)) return last.op;
+  const op = match(routes, request);
+  last.routes = routes;
+  last.method = request.method;
+  last.segments = segments;
+  last.op = op;
+  return op;
+}
+
+function match(routes: RouteTable, request: Pick<NormalRequest, "method" | "segments">): CompiledOperation | undefined {
   const byCount = routes.get(request.method);
   const count = request.segments.length;
   if (byCount === undefined || count >= byCount.length) return undefined;
