@@ -9,13 +9,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, type Credential, type Decision, type Grants, type Limits, type PolicyOptions, type PolicyRequest } from "../../src/index.js";
+import { arbGrants } from "../../src/testing/arbitraries/credentials.js";
 import { params } from "./settings.js";
 
 const T0 = Date.UTC(2026, 10, 22, 10);
-const level = fc.constantFrom(undefined, "read", "write");
-const grants: fc.Arbitrary<Grants> = fc
-  .record({ content: level, audience: level, sending: level, insights: level, settings: level, webhooks: level })
-  .map((g) => Object.fromEntries(Object.entries(g).filter(([, v]) => v !== undefined)) as Grants);
+const grants = arbGrants();
 
 /** Requests in groups of the same operation or path, differing in what the checks read. */
 const GROUPS: readonly (readonly PolicyRequest[])[] = [
