@@ -100,6 +100,18 @@ describe("createPolicy over a store", () => {
     await expect(createPolicy({ store: short, clock: () => T0 }).status(credential)).rejects.toThrow(/windows for 3 budgets/);
   });
 
+  it("DESIGN §10: a host mistake rejects the promise check returns, it never throws from the call (check answers a synchronous store without an async function)", async () => {
+    const policy = createPolicy({ clock: () => T0 });
+    let returned: Promise<unknown> | undefined;
+    expect(() => (returned = policy.check(get("/newsletters/nl_1/subscribers"), { credential: null as never, roles: {} }))).not.toThrow();
+    await expect(returned).rejects.toThrow(/credential/);
+    const clockless = createPolicy({ clock: () => Number.NaN });
+    await expect(clockless.check(get("/newsletters/nl_1/subscribers"), who)).rejects.toThrow(/clock/);
+    // a store that throws synchronously is a store failure (503), as one that rejects
+    const throwing: PolicyStore = { charge: () => { throw new Error("down"); }, release: () => false, read: () => [] };
+    expect(await createPolicy({ store: throwing, clock: () => T0 }).check(get("/newsletters/nl_1/subscribers"), who)).toMatchObject({ status: 503 });
+  });
+
   it("failOpen lets the request through uncounted, with a reason to log", async () => {
     const policy = createPolicy({ store: broken, clock: () => T0, failOpen: true });
     const d = await policy.check(get("/newsletters/nl_1/subscribers"), who);
