@@ -13,8 +13,12 @@ import { plan } from "./plan.js";
 import { present } from "./render.js";
 import { derivedRequestId, whoCode } from "./request-id.js";
 import { readDescriptor } from "./request.js";
+import { PolicyConfigError } from "./errors.js";
+import { sealed } from "./immer.js";
+import { asSnapshotError } from "./snapshot-check.js";
 import { SnapshotTx } from "./snapshot-tx.js";
 import { usageData, type Usage } from "./snapshot.js";
+import type { ChargeOutcome } from "./store.js";
 import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, Grants, PolicyRequest, ReleaseTicket, Roles } from "./types.js";
 
@@ -70,9 +74,16 @@ export function evaluate(request: PolicyRequest, state: PolicyState): { decision
   const who = whoCode(grantsOn(credential, planned.newsletter), credential.account === true);
   const requestId = derivedRequestId(planned.requestId, keys.subject, read, planned.role, who, now, usageData(usage).seq);
   const charge = chargeRequest(planned, keys, config, now, requestId);
-  const outcome = runCharge(tx, charge);
-  const decision = present(planned, charge, outcome, config, now, requestId);
-  return { decision, usage: tx.commit(now) };
+  let outcome: ChargeOutcome;
+  let next: Usage;
+  // the snapshot's records, read and written: no host code runs here, so what is thrown is the snapshot's shape
+  try {
+    outcome = runCharge(tx, charge);
+    next = tx.commit(now);
+  } catch (error) {
+    throw asSnapshotError(error);
+  }
+  return { decision: present(planned, charge, outcome, config, now, requestId), usage: next };
 }
 
 /** The credential's grants on the plan's newsletter (own entries only, as the plan read them), if any. */
@@ -94,10 +105,33 @@ function grantsOn(credential: Credential, newsletter: string | undefined): Grant
  * if (sendFailed) usage = release(usage, decision, Date.now());
  */
 export function release(usage: Usage, decision: Pick<Decision, "release">, now: number): Usage {
+  assertUsage(usage);
   assertNow(now, "now");
+  if (typeof decision !== "object" || decision === null) throw new PolicyConfigError("decision", "must be the decision evaluate answered (an object with its release ticket)");
   const ticket: ReleaseTicket | undefined = decision.release;
-  if (ticket === undefined) return usage;
-  const tx = new SnapshotTx(usage);
-  runRelease(tx, ticket, now);
-  return tx.commit(now);
+  if (ticket !== undefined) assertTicket(ticket);
+  try {
+    if (ticket === undefined) return sealed(usageData(usage)) as unknown as Usage;
+    const tx = new SnapshotTx(usage);
+    runRelease(tx, ticket, now);
+    return tx.commit(now);
+  } catch (error) {
+    throw asSnapshotError(error);
+  }
+}
+
+/** A release ticket as `evaluate` hands it out (DESIGN §7): a host that passes something else made a mistake. */
+function assertTicket(ticket: ReleaseTicket): void {
+  const t = ticket as Partial<Record<keyof ReleaseTicket, unknown>> | null;
+  if (
+    typeof t !== "object" ||
+    t === null ||
+    (t.cap !== "dispatch" && t.cap !== "testSend") ||
+    typeof t.key !== "string" ||
+    !Number.isSafeInteger(t.day) ||
+    typeof t.member !== "string" ||
+    (t.idempotencyKey !== undefined && typeof t.idempotencyKey !== "string")
+  ) {
+    throw new PolicyConfigError("decision.release", "must be the release ticket evaluate answered: { cap, key, day, member, idempotencyKey? }");
+  }
 }

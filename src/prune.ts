@@ -3,6 +3,8 @@
  * writes, and one more leaf in turn), or all at once with {@link prune}.
  */
 import { assertNow, assertUsage } from "./host-input.js";
+import { sealed } from "./immer.js";
+import { asSnapshotError } from "./snapshot-check.js";
 import { inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
@@ -80,11 +82,16 @@ export function prune(snapshot: Usage, now: number): Usage {
   assertNow(now, "now");
   // a snapshot written before is placed anew (a leaf that tidy rebuilds may split, by placeOf);
   // when nothing has expired the host's own object is handed back all the same
-  const usage = inLayout(usageData(snapshot));
-  // tidyAll hands back the same buckets where nothing has expired
-  const windows = tidyAll(usage.windows, tidyWindow(now));
-  const keys = tidyAll(usage.keys, tidyKey(now));
-  const caps = tidyAll(usage.caps, tidyCap(now));
-  if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return snapshot;
-  return nextUsage(usage, usage.seq, usage.at, windows, caps, keys);
+  try {
+    const usage = inLayout(usageData(snapshot));
+    // tidyAll hands back the same buckets where nothing has expired
+    const windows = tidyAll(usage.windows, tidyWindow(now));
+    const keys = tidyAll(usage.keys, tidyKey(now));
+    const caps = tidyAll(usage.caps, tidyCap(now));
+    if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return sealed(usageData(snapshot)) as unknown as Usage;
+    return nextUsage(usage, usage.seq, usage.at, windows, caps, keys);
+  } catch (error) {
+    // no host code runs here: what is thrown is the snapshot's shape
+    throw asSnapshotError(error);
+  }
 }

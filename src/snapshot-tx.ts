@@ -5,9 +5,11 @@
  * instance, immer.ts) hands back the new top-level snapshot.
  */
 import { freeze } from "immer";
+import { sealed } from "./immer.js";
+import { checkedCap, checkedCapDay, checkedKey, checkedWindow, notASnapshot } from "./snapshot-check.js";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
-import { BucketsDraft, capMembers, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { BucketsDraft, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { BudgetCharge, CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
@@ -69,12 +71,15 @@ export class SnapshotTx implements CounterTx {
 
   constructor(snapshot: Usage) {
     this.usage = usageData(snapshot);
-    this.seq = this.usage.seq;
+    const { seq, at } = this.usage;
+    // seq numbers cap charges and feeds derived ids; at bounds what a change forgets
+    if (!Number.isSafeInteger(seq) || seq < 0 || (at !== undefined && !Number.isFinite(at))) throw notASnapshot("its seq is not a whole number ≥ 0, or its at not a time");
+    this.seq = seq;
   }
 
   window(budget: BudgetCharge): WindowRecord | undefined {
     const key = budget.key;
-    return windowOf(this.usage, key, this.placeOfWindow(budget));
+    return checkedWindow(windowOf(this.usage, key, this.placeOfWindow(budget)), key);
   }
   setWindow(budget: BudgetCharge, record: WindowRecord): void {
     const key = budget.key;
@@ -82,17 +87,18 @@ export class SnapshotTx implements CounterTx {
     this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {
-    return capMembers(this.usage as unknown as Usage, cap.key, cap.day).length;
+    const record = checkedCap(recordIn(this.usage.caps, cap.key), cap.key);
+    return checkedCapDay(own(record?.days, String(cap.day)), cap.key)?.members.length ?? 0;
   }
   addCapMember(cap: CapCharge, member: string): void {
     this.writes.push({ kind: "caps", key: cap.key, hash: placeOf(cap.key), change: (record: CapRecord | undefined) => withMember(record, cap, member) });
   }
   removeCapMember(key: string, day: number, member: string): boolean {
-    const record = recordIn(this.usage.caps, key);
+    const record = checkedCap(recordIn(this.usage.caps, key), key);
     if (record === undefined) return false;
-    const latest = own(record.days, String(record.latest)) === undefined ? undefined : record.latest;
+    const latest = checkedCapDay(own(record.days, String(record.latest)), key) === undefined ? undefined : record.latest;
     if (!ticketDayCounts(day, latest)) return false;
-    const members = own(record.days, String(day))?.members;
+    const members = checkedCapDay(own(record.days, String(day)), key)?.members;
     if (members === undefined || !members.includes(member)) return false;
     this.writes.push({
       kind: "caps",
@@ -106,7 +112,7 @@ export class SnapshotTx implements CounterTx {
     return true;
   }
   keyRecord(key: string): KeyRecord | undefined {
-    return recordIn(this.usage.keys, key);
+    return checkedKey(recordIn(this.usage.keys, key), key);
   }
   setKeyRecord(key: string, record: KeyRecord): void {
     this.writes.push(new Put("keys", key, placeOf(key), freeze({ ...record }, true)));
@@ -136,7 +142,8 @@ export class SnapshotTx implements CounterTx {
    * agree has passed.
    */
   commit(now: number): Usage {
-    if (this.writes.length === 0) return this.usage as unknown as Usage;
+    // nothing written: the same snapshot, frozen through when it was restored from JSON (as every snapshot handed back is)
+    if (this.writes.length === 0) return sealed(this.usage) as unknown as Usage;
     const seq = this.seq + 1;
     // a snapshot written before is placed anew first (once): the writes are placed by placeOf
     const base = inLayout(this.usage);
