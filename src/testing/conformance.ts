@@ -14,6 +14,7 @@ import { describeDifferentials } from "./conformance/differential.js";
 import { idempotencyCases } from "./conformance/idempotency.js";
 import { kit } from "./conformance/kit.js";
 import { resetCases } from "./conformance/reset.js";
+import { specSizeCases } from "./conformance/spec-sizes.js";
 
 export { comparableDecision, comparableOutcome, type ComparableOutcome } from "./conformance/comparable.js";
 
@@ -40,7 +41,8 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
 
 /**
  * Declares a vitest suite that proves a {@link PolicyStore} behaves like `MemoryStore`: budgets
- * (fixed windows, all or nothing, a refusal charging nothing), windows rolling over, refused
+ * (fixed windows, all or nothing, a refusal charging nothing), the spec's sizes (budgets of 600 and
+ * 60 a minute, an hour's window, caps of 25 and 50 a day), windows rolling over, refused
  * requests, idempotency (replay, conflict, expiry), daily caps (per key and day), release
  * (once only, and the key counts again), `read()`, `reset()` (unless `reset: false`), concurrent
  * charges, and two differential
@@ -72,7 +74,7 @@ export function describeStoreConformance<S extends PolicyStore>(name: string, ma
   const start = options.startTime ?? Date.UTC(2031, 4, 14, 9, 0, 0);
   const timeout = options.timeout ?? 120_000;
   const resets = options.reset !== false;
-  const cases = [...budgetCases, ...idempotencyCases, ...capCases, ...concurrencyCases, ...(resets ? resetCases : [])];
+  const cases = [...budgetCases, ...specSizeCases, ...idempotencyCases, ...capCases, ...concurrencyCases, ...(resets ? resetCases : [])];
   const made: S[] = [];
   let suite = 0;
 
