@@ -18,7 +18,8 @@ export interface ScopeGrant {
 
 /**
  * Builds a credential from granted OAuth scopes. Unknown scopes are ignored (the full scope list
- * is not in the spec); a family granted twice keeps the higher level.
+ * is not in the spec), and so is a token holding whitespace other than the space between tokens
+ * (RFC 6749 §3.3); a family granted twice keeps the higher level.
  *
  * @param grant - `{ id, scope, newsletters }`.
  * @returns an `oauth` {@link Credential} holding the scopes on every covered newsletter.
@@ -28,7 +29,9 @@ export interface ScopeGrant {
  */
 export function credentialFromScopes(grant: ScopeGrant): Credential {
   if (typeof grant?.id !== "string" || grant.id === "") throw new PolicyConfigError("id", "must be a non-empty string");
-  const scopes = typeof grant.scope === "string" ? grant.scope.split(/\s+/) : grant.scope;
+  // RFC 6749 §3.3: scope tokens are separated by a space (U+0020) and hold none; a token with any other
+  // whitespace in it (a no-break space) is no scope of this API, and is ignored like any unknown one
+  const scopes = typeof grant.scope === "string" ? grant.scope.split(" ") : grant.scope;
   if (!Array.isArray(scopes) || scopes.some((s) => typeof s !== "string")) {
     throw new PolicyConfigError("scope", "must be a space-separated string or an array of strings");
   }

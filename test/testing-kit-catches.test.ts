@@ -18,7 +18,7 @@ const START = Date.UTC(2031, 4, 14, 9, 0, 0);
 function leaky(change: (request: ChargeRequest) => ChargeRequest): () => PolicyStore {
   return () => {
     const inner = new MemoryStore();
-    return { charge: (r) => inner.charge(change(r)), release: (t, n) => inner.release(t, n), read: (b, n) => inner.read(b, n), reset: (q, n) => inner.reset(q, n) };
+    return { charge: (r) => inner.charge(change(r)), release: (t, n) => inner.release(t, n), read: (b, n) => inner.read(b, n), reset: (q) => inner.reset(q) };
   };
 }
 

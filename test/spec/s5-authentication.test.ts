@@ -38,6 +38,14 @@ describe("spec §5 authentication", () => {
     expect(() => credentialFromScopes({ id: "a", scope: 5 as never, newsletters: [] })).toThrow(/scope/);
   });
 
+  it("§5.3 scope tokens are separated by a space only (RFC 6749 §3.3): a token holding other whitespace grants nothing (found by a black-box review)", () => {
+    const odd = credentialFromScopes({ id: "auth_3", scope: "account:read\u00a0 audience:write\u2003sending:write content:read\tinsights:read", newsletters: ["nl_1"] });
+    expect(odd.account).toBe(false);
+    expect(odd.newsletters.nl_1).toEqual({});
+    const spaced = credentialFromScopes({ id: "auth_4", scope: "  audience:read   account:read ", newsletters: ["nl_1"] });
+    expect(spaced).toMatchObject({ account: true, newsletters: { nl_1: { audience: "read" } } });
+  });
+
   it("§5.3 a scope is exactly <family>:<level>: one with more parts (a narrower scope of the server's) grants nothing", () => {
     // found by a black-box review: "sending:write:test" was read as sending: write (send, schedule, test-send)
     for (const scope of ["sending:write:test", "audience:write:limited", "audience:read:aggregate", "content:read:", ":content:read", "account:read:x"]) {

@@ -6,7 +6,11 @@ import { EXTRA_OPERATIONS } from "./vocabulary.js";
 
 /** Options of {@link arbConfig}. */
 export interface ConfigArbitraryOptions {
-  /** `tight` (default): a few requests per few seconds, so that traces spend budgets; `roomy`: the spec's sizes or more. */
+  /**
+   * `tight` (default): a few requests per few seconds, so that traces spend budgets; `roomy`: 60 to
+   * 1 000 requests per window of 1 to 60 seconds, each budget drawn on its own (room for long traces,
+   * the spec's 600 and 60 a minute among them; not every budget at the spec's size or more).
+   */
   budgets?: "tight" | "roomy";
   /** `tight` (default): daily caps of 1 to 4, so that traces reach them; `roomy`: up to the spec's 25 and 50. */
   caps?: "tight" | "roomy";
