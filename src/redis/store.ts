@@ -152,8 +152,11 @@ export class RedisStore implements PolicyStore {
     const parts = this.cluster ? bySlot(request) : new Map([["", request]]);
     await Promise.all(
       [...parts].map(([tag, part]) => {
-        const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, part, now, this.cluster);
-        return keys.length === 0 ? undefined : this.link.run(RESET, "reset", keys, args);
+        if (part.windows.length === 0 && part.caps.length === 0 && part.idempotencyScope === undefined) return undefined;
+        // each call marked by a nonce of its own: the store's retry of it clears nothing a second time
+        const mark = { key: `rm:${this.instance}:${++this.calls}`, ttlMs: this.memoTtlMs };
+        const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, part, now, this.cluster, mark);
+        return this.link.run(RESET, "reset", keys, args);
       }),
     );
   }

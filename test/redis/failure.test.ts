@@ -5,6 +5,7 @@ import { RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/i
 import { T0, get, key, post } from "../fixtures.js";
 import { Link } from "../../src/redis/client.js";
 import { CHARGE } from "../../src/redis/scripts/charge.js";
+import { RESET } from "../../src/redis/scripts/reset.js";
 import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, uniquePrefix } from "./helpers.js";
 
 const redis = ioredis();
@@ -213,5 +214,36 @@ describe("SCRIPT FLUSH (or a Redis restart) mid-test does not fail requests: EVA
     expect(await store.charge({ id: "req_ns", now: T0, budgets, refused: false })).toMatchObject({ kind: "charged", windows: [{ count: 1 }] });
     expect(seen).toEqual(["EVALSHA", "EVAL"]);
     expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 60_000 }]);
+  });
+});
+
+describe("policy.reset over Redis: the store's retry of a reset clears nothing a second time", () => {
+  it("spec §8, DESIGN §7: a reset whose reply comes late is resent, and the resend keeps what others counted since (found by a Redis review: 75 sends in a day for a cap of 25)", async () => {
+    const shared = prefix();
+    const config = { docsUrl: "https://docs.example/errors", caps: { dispatch: { limit: 2 } } };
+    const send = (i: number) => post(`/articles/a_${i}/send`, { newsletter: "nl_1" });
+    const direct = ioredisCall(redis);
+    // the operator's process: every RESET reply reaches it 700 ms late (its event loop was busy), past the 500 ms timeout
+    const seen: string[] = [];
+    const late: RedisCall = async (command, args) => {
+      const reply = await direct(command, args);
+      const isReset = args[0] === RESET.sha || args[0] === RESET.source;
+      if (isReset) seen.push(command);
+      return isReset ? sleep(700).then(() => reply) : reply;
+    };
+    const operator = createPolicy({ store: new RedisStore({ redis: late, prefix: shared }), config, clock: () => T0 });
+    const server = createPolicy({ store: new RedisStore({ redis: direct, prefix: shared }), config, clock: () => T0 });
+    for (let i = 0; i < 2; i++) expect((await server.check(send(i), who)).status).toBe(200);
+    expect((await server.check(send(2), who)).status).toBe(429);
+    const reset = operator.reset({ newsletter: "nl_1" });
+    await sleep(100);
+    // another process sends as soon as the cap was cleared: two admitted, the third refused
+    const after = [];
+    for (let i = 3; i < 6; i++) after.push((await server.check(send(i), who)).status);
+    expect(after).toEqual([200, 200, 429]);
+    await reset;
+    expect(seen.length, "the store resent the reset after its timeout").toBeGreaterThan(1);
+    // the resend cleared nothing: the cap is still spent
+    expect((await server.check(send(9), who)).status).toBe(429);
   });
 });

@@ -10,17 +10,24 @@ import { DAY_OF, NOW } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";
 
 /**
- * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index set].
+ * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index set], this call's mark.
  * ARGV: 1 clock (h|r), 2 now, 3 n, 4 m, 5 index (1|0), 6 move a day's members aside (1: Redis
- *   Cluster, see below | 0), then day_j, offset_j per cap.
+ *   Cluster, see below | 0), 7 the mark's lifetime in ms ('0': no retries, no mark), then day_j,
+ *   offset_j per cap.
  * Reply: 1 (the store does not read it).
+ *
+ * The mark makes the store's retry of a reset (after a timeout) clear nothing: a reset resent once
+ * others have charged again would wipe their counts (found by a Redis review: one reset and a late
+ * reply let a newsletter send 75 times in a day for a cap of 25).
  */
 export const RESET: Script = {
   source: `-- KEYS and ARGV, named (resetCall in scripts/reset.ts builds them)
 local clock, now_arg, n, m = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local indexed, move_aside = ARGV[5] == '1', ARGV[6] == '1'
+local indexed, move_aside, mark_ttl = ARGV[5] == '1', ARGV[6] == '1', ARGV[7]
+-- a resend of this call (the store's retry after a timeout) finds its mark: cleared already, nothing more
+if mark_ttl ~= '0' and not redis.call('SET', KEYS[#KEYS], '1', 'NX', 'PX', mark_ttl) then return 1 end
 local caps, days, offsets = {}, {}, {}
-for j = 1, m do caps[j], days[j], offsets[j] = KEYS[n + j], tonumber(ARGV[5 + 2 * j]), tonumber(ARGV[6 + 2 * j]) end
+for j = 1, m do caps[j], days[j], offsets[j] = KEYS[n + j], tonumber(ARGV[6 + 2 * j]), tonumber(ARGV[7 + 2 * j]) end
 local index_key = KEYS[n + m + 1]
 ${NOW}${DAY_OF}
 for i = 1, n do redis.call('DEL', KEYS[i]) end
@@ -48,7 +55,7 @@ if indexed then
 end
 return 1
 `,
-  sha: "220ca0c7f9fb4027f46fa7eb1a89402bad1c60a1",
+  sha: "12b25a5e3e8ab9820a632dc990e06a1287fd3660",
 };
 
 /**
@@ -56,12 +63,14 @@ return 1
  *
  * @param redisKey - a store key as the store names it in Redis (its prefix, and its hash tag with a cluster).
  * @param cluster - the store is a cluster store: a day's members are moved aside, not deleted.
+ * @param mark - this call's mark (a store key, unique to the call) and its lifetime (0: no retries, no mark).
  */
-export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", request: ResetRequest, now: number, cluster = false): ScriptCall {
+export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", request: ResetRequest, now: number, cluster = false, mark: { readonly key: string; readonly ttlMs: number } = { key: "reset-mark", ttlMs: 0 }): ScriptCall {
   const keys = [...request.windows.map(redisKey), ...request.caps.map((c) => redisKey(c.key))];
   const scope = request.idempotencyScope;
   if (scope !== undefined) keys.push(redisKey(indexKey(scope)));
-  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1", cluster ? "1" : "0"];
+  keys.push(redisKey(mark.key));
+  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1", cluster ? "1" : "0", String(mark.ttlMs)];
   for (const cap of request.caps) args.push(String(cap.day), String(cap.offsetMs));
   return { keys, args };
 }
