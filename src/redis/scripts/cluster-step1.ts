@@ -16,7 +16,12 @@ const TAKE_CAP = `
 local function take_cap()
   local day, reset_at = today()
   local day_text = num(day)
-  if live and live.m then return remember(reply('p', '1', live.m, { live.d or '', '0', day_text, num(reset_at), live.c or '' })) end
+  if live and live.m then
+    -- another call uses the key's member now: a call that created the record and whose step 2 is
+    -- refused must not delete it (this one's step 2 may count the member: CLUSTER_UNDO reads 'u')
+    redis.call('HSET', idem_key, 'u', '1')
+    return remember(reply('p', '1', live.m, { live.d or '', '0', day_text, num(reset_at), live.c or '' }))
+  end
   local fresh = '0'
   if idem_key then
     -- written before the cap is known: a key whose member step 2 does not count is a key that does
@@ -38,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "e549ee3ff9ac03b26ec32aed6a50766533006d66",
+  sha: "242340d505417ebcc61e5cd7211962de91c4ddec",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -17,6 +17,8 @@ import { describeStoreConformance } from "../../../src/testing/index.js";
 import { key, post, get } from "../../fixtures.js";
 import { differentialTraces } from "../differential-trace.js";
 import { counting } from "../helpers.js";
+import { CLUSTER_STEP2 } from "../../../src/redis/scripts/cluster-step2.js";
+import { CLUSTER_UNDO } from "../../../src/redis/scripts/cluster-undo.js";
 import { OwnCluster } from "./own-cluster.js";
 
 const cluster = new OwnCluster();
@@ -261,6 +263,54 @@ describe(`issue 11: concurrency on the cluster — ${CONNECTIONS} connections (4
     const node = new (await import("ioredis")).Redis({ port: sets[0]!.port, host: "127.0.0.1" });
     expect(await node.scard(sets[0]!.key)).toBe(25);
     node.disconnect();
+  });
+
+  it("DESIGN §7: a retry racing its first attempt, the first refused by the cap, a release between: the key counts once (found by a Redis review: a fresh record deleted under a counted member let the key count twice)", async () => {
+    await ready;
+    const p = prefix();
+    const client = ioCluster();
+    const direct = ioCall(client);
+    const gate = () => {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      return { opened, open };
+    };
+    const holdStep2 = gate();
+    const holdUndo = gate();
+    const seen: string[] = [];
+    // process A: its undo waits; process B: its step 2 waits (the order a busy cluster can give them)
+    const callA: RedisCall = async (command, args) => {
+      if (args[0] === CLUSTER_UNDO.sha || args[0] === CLUSTER_UNDO.source) await holdUndo.opened;
+      return direct(command, args);
+    };
+    const callB: RedisCall = async (command, args) => {
+      if (args[0] === CLUSTER_STEP2.sha || args[0] === CLUSTER_STEP2.source) {
+        seen.push("B step 2 held");
+        await holdStep2.opened;
+      }
+      return direct(command, args);
+    };
+    const config: PolicyOptions = { caps: { dispatch: { limit: 2 } } };
+    const make = (call: RedisCall): Policy => createPolicy({ store: new RedisStore({ redis: call, cluster: true, prefix: p, timeoutMs: 5_000 }), config });
+    const [a, b, other] = [make(callA), make(callB), make(direct)];
+    const sender = (id: string) => ({ credential: key({ nl_1: { sending: "write" } }, false, id), roles: { nl_1: "owner" } });
+    const send = (article: string, idempotencyKey: string) => post(`/articles/${article}/send`, { newsletter: "nl_1", idempotencyKey });
+    const x1 = await other.check(send("x_1", "kx1"), sender("key_x"));
+    const x2 = await other.check(send("x_2", "kx2"), sender("key_x"));
+    expect([x1.status, x2.status]).toEqual([200, 200]);
+    // the same send under one key, twice at once: A is refused by the full cap, B waits at step 2
+    const first = a.check(send("a_1", "K"), sender("key_a"));
+    const retry = b.check(send("a_1", "K"), sender("key_a"));
+    expect((await first).reason).toMatchObject({ rule: "daily_cap" });
+    while (!seen.includes("B step 2 held")) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await other.release(x1)).toBe(true);
+    holdStep2.open();
+    expect(await retry).toMatchObject({ status: 200, reason: { rule: "allowed" } });
+    holdUndo.open();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await other.release(x2)).toBe(true);
+    // the key counted once: a third try is a replay, not a second send
+    expect((await other.check(send("a_1", "K"), sender("key_a"))).reason).toEqual({ rule: "allowed", replay: true });
   });
 
   it("budgets and the cap in one request with SCRIPT FLUSH on every node every few ms (NOSCRIPT on any node): 3 000 sends, write budget 10 for each of 4 credentials, cap 25 → 25 admitted, 15 cap 429s, none failed", async () => {
