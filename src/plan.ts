@@ -10,7 +10,7 @@ import { requestFingerprint } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
-import { effectiveCode, effectiveLevels, grantedLevel, isReadOnly } from "./permissions.js";
+import { effectiveCode, effectiveLevels, grantedLevel, isReadOnly, levelsCode } from "./permissions.js";
 import { assertRole } from "./host-input.js";
 import { frozenRefusal, insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
@@ -165,6 +165,10 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   ) {
     return memo.plan;
   }
+  // the plan's own read of the grants, which its key is then taken from: a grants object that reads
+  // otherwise a second time (a getter, a Proxy) keeps its plan under what this read saw, never under
+  // another credential's levels (found by a review: a plan stored under the first read's key was
+  // handed to the next credential of those levels)
   const levels = effectiveLevels(grants, cap);
   const readOnly = isReadOnly(levels);
   const refusal =
@@ -180,7 +184,7 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
     memo.path = request.path;
     memo.newsletter = newsletter;
     memo.role = role as string;
-    memo.levels = code;
+    memo.levels = levelsCode(levels);
     memo.account = account;
     memo.granted = refusal === undefined ? undefined : neededGrant(op, grants);
   }

@@ -106,16 +106,19 @@ function tell<Req>(options: AdapterOptions<Req, unknown>, decision: Decision, re
 }
 
 /**
- * Each request object's decision. An adapter that runs twice on one request (on the app and on a
- * router, or on an app and a sub-app it mounts) decides it once: a second run charged every budget
- * and the daily cap again, and read a first send with an Idempotency-Key as a replay of itself
- * (found by an adapter review, Express and Hono).
+ * Each request object's decisions, with the policy and the method and path each was made for. An
+ * adapter that runs twice on one request (on the app and on a router, or on an app and a sub-app it
+ * mounts) decides it once: a second run charged every budget and the daily cap again, and read a
+ * first send with an Idempotency-Key as a replay of itself (found by an adapter review, Express and
+ * Hono). Another policy decides afresh (its own budgets), and so does the same object sent on to
+ * another path (an app that re-dispatches a request with a changed URL: found by a review, such a
+ * request was passed as allowed under the first path's decision).
  */
-const decisions = new WeakMap<object, Decision>();
+const decisions = new WeakMap<object, { readonly policy: Policy; readonly method: string; readonly path: string; readonly decision: Decision }[]>();
 
-/** The decision an adapter already made for this request object (see {@link decisions}), if any. */
-export function earlierDecision(req: object): Decision | undefined {
-  return decisions.get(req);
+/** The decision this policy already made for this request object at this method and path, if any. */
+export function earlierDecision(req: object, policy: Policy, method: string, path: string): Decision | undefined {
+  return decisions.get(req)?.find((d) => d.policy === policy && d.method === method && d.path === path)?.decision;
 }
 
 /**
@@ -141,7 +144,11 @@ export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Re
   if (requestId !== undefined) request.requestId = requestId;
   if (newsletter !== undefined) request.newsletter = newsletter;
   const decision = await options.policy.check(request, who);
-  if (typeof req === "object" && req !== null) decisions.set(req, decision);
+  if (typeof req === "object" && req !== null) {
+    const made = decisions.get(req) ?? [];
+    made.push({ policy: options.policy, method: incoming.method, path: incoming.path, decision });
+    decisions.set(req, made);
+  }
   tell(options, decision, req);
   if (!decision.allowed) return { kind: "refuse", decision, who };
   if (decision.operation === "rateLimit.get") return { kind: "status", decision, who };

@@ -47,6 +47,10 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
     // that reads either gets nothing unjudged
     const mark = req.url.indexOf("?");
     const path = mark < 0 ? req.path : req.path + req.url.slice(mark);
+    // decided already by this adapter mounted higher up (the same policy, method and path): charged
+    // once; passed on when it was allowed, and answered already when not
+    const earlier = earlierDecision(req, options.policy, req.method, path);
+    if (earlier !== undefined) return earlier.allowed;
     const outcome = await decide(options, req, { method: req.method, path, query: req.query, header: (name) => req.headers[name], body: req.body as unknown });
     res.set(outcome.decision.headers);
     if (outcome.kind === "refuse") {
@@ -69,9 +73,6 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
     return true;
   }
   return (req, res, next) => {
-    // decided already by this adapter mounted higher up: charged once, passed on as allowed
-    const earlier = earlierDecision(req);
-    if (earlier !== undefined) return void (earlier.allowed && next());
     run(req, res).then((proceed) => proceed && next(), next);
   };
 }

@@ -77,15 +77,16 @@ function withHeaders(response: Response, headers: Record<string, string>): Respo
 export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<PolicyEnv> {
   assertOptions(options);
   return async (c, next) => {
-    // decided already by this middleware on a parent app: charged once, passed on as allowed
-    const earlier = earlierDecision(c);
+    const path = rawPath(c.req.url);
+    // decided already by this middleware on a parent app (the same policy, method and path): charged once, passed on as allowed
+    const earlier = earlierDecision(c, options.policy, c.req.method, path);
     if (earlier !== undefined) {
       if (earlier.allowed) await next();
       return undefined;
     }
     const outcome = await decide(options, c, {
       method: c.req.method,
-      path: rawPath(c.req.url),
+      path,
       query: c.req.queries(),
       header: (name) => c.req.header(name),
       body: await jsonBody(c),

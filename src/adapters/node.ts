@@ -50,10 +50,12 @@ function answerJson(res: ServerResponse, status: number, value: unknown): void {
 export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
   assertOptions(options);
   return async (req, res, body) => {
-    // guarded already: charged once; the same decision, or undefined when it was answered
-    const earlier = earlierDecision(req);
+    const method = req.method ?? "GET";
+    const path = req.url ?? "/";
+    // guarded already by this policy at this method and path: charged once; the same decision, or undefined when it was answered
+    const earlier = earlierDecision(req, options.policy, method, path);
     if (earlier !== undefined) return earlier.allowed ? earlier : undefined;
-    const outcome = await decide(options, req, { method: req.method ?? "GET", path: req.url ?? "/", header: (name) => req.headers[name], body });
+    const outcome = await decide(options, req, { method, path, header: (name) => req.headers[name], body });
     const { decision } = outcome;
     for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
     if (outcome.kind === "refuse") return void answerJson(res, outcome.decision.status, outcome.decision.body);

@@ -18,6 +18,7 @@ import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, describe, expect, it } from "vitest";
 import { createPolicy, MemoryStore, type Credential, type Decision } from "../../src/index.js";
+import { key } from "../fixtures.js";
 import { newsletterPolicy as expressPolicy } from "../../src/adapters/express.js";
 import { newsletterPolicy as honoPolicy, type PolicyEnv } from "../../src/adapters/hono.js";
 import { newsletterPolicy as nodePolicy } from "../../src/adapters/node.js";
@@ -154,6 +155,40 @@ describe("spec §1.2, §8.1: an adapter mounted twice on one request decides it 
     const send = await fetch(`${base}/articles/a_1/send`, { method: "POST", headers: { "idempotency-key": "k-1" } });
     expect(await send.json()).toEqual({ replay: false });
     expect((await fetch(`${base}/articles/a_2/send`, { method: "POST" })).status).toBe(429);
+  });
+
+  it("found by a review: the same request object sent on to another path is decided again, and another policy decides with its own budgets", async () => {
+    const reader = { credential: key({ nl_1: { content: "read" } }, false, "key_reader"), roles: { nl_1: "owner" } };
+    const app = express5();
+    app.use(expressPolicy({ policy: policyOf(), who: () => reader, newsletter }));
+    // a second policy with an audience budget of 1, mounted after the first
+    const tight = createPolicy({ store: new MemoryStore(), config: { docsUrl: "https://docs.example/errors", budgets: { audience: { limit: 1, window: 60 } } } });
+    app.use(expressPolicy({ policy: tight, who: () => ({ ...reader, credential: key({ nl_1: { content: "read", audience: "read" } }, false, "key_reader") }), newsletter }));
+    app.get("/newsletters/:nl/articles", (req, res, next) => {
+      if (req.query.as !== "subs") return void res.json({});
+      // an internal re-dispatch with a changed URL
+      req.url = `/newsletters/${req.params.nl}/subscribers`;
+      (app as unknown as { handle: (req: unknown, res: unknown, next: unknown) => void }).handle(req, res, next);
+    });
+    app.get("/newsletters/:nl/subscribers", (_req, res) => void res.json({ subscribers: [] }));
+    const base = await listen(createServer(app));
+    // the first policy refuses the reader (no audience: read) at the re-dispatched path
+    expect((await fetch(`${base}/newsletters/nl_1/articles?as=subs`)).status).toBe(403);
+    expect((await fetch(`${base}/newsletters/nl_1/subscribers`)).status).toBe(403);
+  });
+
+  it("found by a review: two adapters of two policies each charge their own budgets", async () => {
+    const reader = { credential: key({ nl_1: { content: "read", audience: "read" } }, false, "key_two"), roles: { nl_1: "owner" } };
+    const loose = policyOf();
+    const tight = createPolicy({ store: new MemoryStore(), config: { docsUrl: "https://docs.example/errors", budgets: { audience: { limit: 1, window: 60 } } } });
+    const app = express5();
+    app.use(expressPolicy({ policy: loose, who: () => reader }));
+    app.use(expressPolicy({ policy: tight, who: () => reader }));
+    app.get("/newsletters/:nl/subscribers", (_req, res) => void res.json({}));
+    const base = await listen(createServer(app));
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await fetch(`${base}/newsletters/nl_1/subscribers`)).status);
+    expect(statuses).toEqual([200, 429, 429]);
   });
 
   it("node:http: the guard called twice on one request answers the same decision", async () => {

@@ -199,6 +199,18 @@ describe("plans kept for the next request (src/plan.ts): a plan handed out again
     expect(decide(reader, drafts).body?.error.allowed_values).toEqual(["sent"]);
   });
 
+  it("spec §7 #1: grants that read otherwise a second time (a getter) never leave an allowed plan under another credential's levels (found by a review)", () => {
+    const read = GROUPS[0]![0]!; // GET /newsletters/nl_1/subscribers?limit=100, audience: read
+    const lacking: Credential = { id: "key_b", kind: "api_key", newsletters: { nl_1: { content: "read" } } };
+    const decideFor = (credential: Credential) => evaluate(read, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 }).decision;
+    expect(decideFor(lacking).status).toBe(403);
+    let reads = 0;
+    const shifty = { content: "read" } as Record<string, unknown>;
+    Object.defineProperty(shifty, "audience", { enumerable: true, get: () => (reads++ === 0 ? "none" : "read") });
+    decideFor({ id: "key_a", kind: "api_key", newsletters: { nl_1: shifty as Grants } });
+    expect(decideFor(lacking).status).toBe(403);
+  });
+
   it("a plan handed out again cannot be changed to reach the next decision", () => {
     const reader: Who = { grants: { audience: "read" }, account: false, role1: "owner", role2: "owner", limits: undefined };
     const read = GROUPS[0]![0]!;
