@@ -82,7 +82,8 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   const settings = Object.freeze({
     budgets,
     caps,
-    roles,
+    // a copy: a Map cannot be frozen, and a role set on the view must not reach a decision
+    roles: new Map(roles),
     docsUrl,
     dailyRetryAfter,
     dayStartsAtUtcOffsetMinutes: offset,

@@ -175,7 +175,12 @@ function checkSegments(segments: readonly string[], field: string): void {
 }
 
 /** Validates one operation and compiles it over the configured budgets. */
-export function compileOperation({ spec, field }: OperationEntry, budgets: readonly BudgetSpec[]): CompiledOperation {
+export function compileOperation(entry: OperationEntry, budgets: readonly BudgetSpec[]): CompiledOperation {
+  // the policy's own copy, frozen through: what a host changes in its object (or in the config's
+  // `operations` view) after `defineConfig` changes no decision (found by a review: a list bound
+  // or a daily cap set to undefined there switched it off), and what is checked is what is used
+  const spec = frozenData(entry.spec);
+  const field = entry.field;
   checkShape(spec, field);
   const needs = spec.needs === undefined ? undefined : parseRequirement(spec.needs);
   if (needs === null) throw new PolicyConfigError(`${field}.needs`, `must read "<family>: <level>" or "account: read"; got ${String(spec.needs)}`);
@@ -204,4 +209,14 @@ export function compileOperation({ spec, field }: OperationEntry, budgets: reado
     newsletterAt,
     expandPaths: Object.keys(spec.expand ?? {}),
   });
+}
+
+/** A deep copy of plain data (arrays, objects by their own enumerable keys, and values), frozen through. */
+function frozenData<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map((item) => frozenData(item))) as T;
+  const copy: Record<string, unknown> = {};
+  // defined, not assigned: a key named __proto__ stays an own key
+  for (const key of Object.keys(value)) Object.defineProperty(copy, key, { value: frozenData((value as Record<string, unknown>)[key]), enumerable: true, writable: true, configurable: true });
+  return Object.freeze(copy) as T;
 }

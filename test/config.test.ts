@@ -232,3 +232,31 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     await expect(policy.check({ method: "GET", path: "/me" }, { credential: key({}), roles: {} })).rejects.toThrow(/clock\(\)/);
   });
 });
+
+describe("a config is the policy's own once defineConfig made it (found by a review)", () => {
+  const credential = key({ nl_1: { sending: "write" } });
+  const sixAddresses = { method: "POST", path: "/articles/a_1/test-send", newsletter: "nl_1", body: { to: ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x"] } };
+  const send = { method: "POST", path: "/articles/a_1/send", newsletter: "nl_1" };
+
+  it("spec §8: changing the operations view or the host's own spec objects afterwards changes no decision (list bounds, daily caps stay)", () => {
+    const own = { id: "reports.send", method: "POST", path: "/reports/{report}/send", needs: "sending: write", cap: "dispatch" } as const;
+    const hostSpec = { ...own };
+    const config = defineConfig({ docsUrl: "https://docs.example/errors", operations: [hostSpec] });
+    const testSend = config.operations.find((o) => o.id === "articles.testSend")!;
+    expect(Object.isFrozen(testSend) && Object.isFrozen(testSend.list)).toBe(true);
+    expect(() => Object.assign(testSend as { list?: unknown }, { list: undefined })).toThrow(TypeError);
+    (hostSpec as { cap?: string }).cap = undefined; // the host's own object stays its own, and changes nothing
+    const state = { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config };
+    expect(evaluate(sixAddresses, state).decision.status).toBe(400);
+    expect(evaluate(send, state).decision.charged.caps).toEqual(["dispatch"]);
+    expect(evaluate({ method: "POST", path: "/reports/r_1/send", newsletter: "nl_1" }, state).decision.charged.caps).toEqual(["dispatch"]);
+  });
+
+  it("spec §5.6: a role set on the config's roles view reaches no decision", () => {
+    const config = defineConfig({ docsUrl: "https://docs.example/errors" });
+    (config.roles as Map<string, unknown>).set("intruder", { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" });
+    const decision = evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "intruder" }, usage: emptyUsage(), now: T0, config }).decision;
+    expect(decision.status).toBe(404);
+    expect(decision.reason).toMatchObject({ rule: "no_reach", cause: "unknown_role" });
+  });
+});
