@@ -64,15 +64,15 @@ export function requestIds(generateId: () => string): (given: string | undefined
  */
 const hash = new Int32Array(2);
 
-/** Feeds the character `sep` (none when negative), then `text`'s first `length` characters, to both hashes. */
-function feed(sep: number, text: string, length: number): void {
+/** Feeds the character `sep` (none when negative), then `text`'s characters from `from` up to `end`, to both hashes. */
+function feed(sep: number, text: string, end: number, from = 0): void {
   let a = hash[0]!;
   let b = hash[1]!;
   if (sep >= 0) {
     a = Math.imul(a ^ sep, FNV_PRIME);
     b = Math.imul(b ^ sep, FNV_PRIME_2);
   }
-  for (let i = 0; i < length; i++) {
+  for (let i = from; i < end; i++) {
     const c = text.charCodeAt(i);
     a = Math.imul(a ^ c, FNV_PRIME);
     b = Math.imul(b ^ c, FNV_PRIME_2);
@@ -111,14 +111,31 @@ function feedNumber(sep: number, n: number): void {
   hash[1] = b;
 }
 
-/** Feeds `sep`, then a descriptor field as the id reads it: a string's first 512 characters, any other value's type. */
+/**
+ * Feeds `sep`, then a descriptor field as the id reads it: a string of at most 1 024 characters
+ * whole; a longer one as its first 512 characters, {@link LONG_TEXT} and its length, and its last
+ * 512; any other value's type.
+ */
 function feedField(sep: number, value: unknown): void {
-  if (typeof value === "string") feed(sep, value, value.length < 512 ? value.length : 512);
-  else {
+  if (typeof value !== "string") {
     const type = typeof value;
-    feed(sep, type, type.length);
+    return feed(sep, type, type.length);
   }
+  const n = value.length;
+  if (n <= 2 * FIELD_END) return feed(sep, value, n);
+  // a long field: its first and last FIELD_END characters and its length between them (bounded work
+  // whatever its size; a path's query string mostly differs at its end: found by a review, two
+  // requests 200 and 403 shared an id when they differed past the 512th character)
+  feed(sep, value, FIELD_END);
+  hash[0] = Math.imul(Math.imul(hash[0]! ^ LONG_TEXT, FNV_PRIME) ^ n, FNV_PRIME);
+  hash[1] = Math.imul(Math.imul(hash[1]! ^ LONG_TEXT, FNV_PRIME_2) ^ n, FNV_PRIME_2);
+  feed(-1, value, n, n - FIELD_END);
 }
+
+/** How much of a long field's start and of its end an id reads. */
+const FIELD_END = 512;
+/** What marks a long field's length in an id's units: a unit no character's code can be (see {@link WHOLE_NUMBER}). */
+export const LONG_TEXT = 0x10001;
 
 /** Feeds ` name=` and the values of one query parameter, joined by commas, to 512 characters at most. */
 function feedParam(name: string, values: readonly string[]): void {

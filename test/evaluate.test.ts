@@ -5,7 +5,7 @@ import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
 import fc from "fast-check";
 import { FNV_BASIS, FNV_BASIS_2, FNV_PRIME, FNV_PRIME_2 } from "../src/hash.js";
-import { inputId, randomId, requestIds, WHOLE_NUMBER } from "../src/request-id.js";
+import { inputId, LONG_TEXT, randomId, requestIds, WHOLE_NUMBER } from "../src/request-id.js";
 import type { DescriptorRead } from "../src/request.js";
 
 describe("evaluate is pure", () => {
@@ -96,12 +96,14 @@ describe("derived request ids (DESIGN §14)", () => {
     expect(id(reader, { nl_1: "owner" }).requestId).toBe(owner.requestId);
   });
 
-  it("inputId is the two FNV-1a hashes of its text (descriptor fields and query bounded to 512 characters, subject, role and who, now, seq (whole numbers as three units), joined by NUL), fed piece by piece without building it, whatever was fed before (property)", () => {
-    // the specification, written out: the text the id hashes, built as a string
-    const text = (value: unknown): string => (typeof value === "string" ? value.slice(0, 512) : typeof value);
-    const described = (read: DescriptorRead): string => {
-      let out = `${text(read.method)} ${text(read.path)} ${text(read.idempotencyKey)} ${text(read.newsletter)}`;
-      if (read.query instanceof Map) for (const [name, values] of read.query) out += ` ${name}=${values.join(",").slice(0, 512)}`;
+  it("inputId is the two FNV-1a hashes of its text (descriptor fields whole to 1 024 characters, a longer one by its first and last 512 and its length; the query's values to 512; subject, role and who, now, seq (whole numbers as three units); parts joined by NUL), fed piece by piece without building it, whatever was fed before (property)", () => {
+    // the specification, written out: the units the id hashes (a character's code, or a marker and a number)
+    const codes = (t: string): number[] => Array.from({ length: t.length }, (_, i) => t.charCodeAt(i));
+    const text = (value: unknown): number[] =>
+      typeof value !== "string" ? codes(typeof value) : value.length <= 1024 ? codes(value) : [...codes(value.slice(0, 512)), LONG_TEXT, value.length, ...codes(value.slice(-512))];
+    const described = (read: DescriptorRead): number[] => {
+      const out = [...text(read.method), 32, ...text(read.path), 32, ...text(read.idempotencyKey), 32, ...text(read.newsletter)];
+      if (read.query instanceof Map) for (const [name, values] of read.query) out.push(...codes(` ${name}=${values.join(",").slice(0, 512)}`));
       return out;
     };
     const hex = (h: number) => h.toString(16).padStart(8, "0");
@@ -109,18 +111,17 @@ describe("derived request ids (DESIGN §14)", () => {
     const fnvUnits = (units: readonly number[], basis: number, prime: number): number => units.reduce((h, u) => Math.imul(h ^ u, prime), basis) >>> 0;
     const number = (n: number): number[] =>
       Number.isSafeInteger(n) && n >= 0 ? [WHOLE_NUMBER, n % 2 ** 32 | 0, Math.floor(n / 2 ** 32)] : Array.from({ length: String(n).length }, (_, i) => String(n).charCodeAt(i));
-    const field = fc.oneof(fc.string({ unit: "binary", maxLength: 20 }), fc.string({ minLength: 500, maxLength: 700 }), fc.constant(undefined), fc.integer(), fc.constant(null));
+    const field = fc.oneof(fc.string({ unit: "binary", maxLength: 20 }), fc.string({ minLength: 500, maxLength: 700 }), fc.string({ minLength: 1000, maxLength: 1300 }), fc.constant(undefined), fc.integer(), fc.constant(null));
     const values = fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 200, maxLength: 300 })), { maxLength: 4 });
     const query = fc.oneof(fc.constant(undefined), fc.constant({ param: "query", detail: "x" }), fc.array(fc.tuple(fc.string({ maxLength: 6 }), values), { maxLength: 3 }).map((e) => new Map(e)));
     const read = fc.record({ method: field, path: field, idempotencyKey: field, newsletter: field, query, body: fc.constant(undefined), requestId: fc.constant(undefined), unreadable: fc.constant(undefined) });
     // a descriptor fed before the one whose id is asked: the same, one that shares all but one field with it, or any other
     const before = fc.oneof(fc.constant("same" as const), fc.constantFrom("method" as const, "path" as const, "idempotencyKey" as const, "newsletter" as const, "query" as const), read);
     fc.assert(
-      fc.property(fc.string({ unit: "binary" }), read, before, read, fc.option(fc.string({ maxLength: 600 }), { nil: undefined }), fc.nat(2 * 3 ** 6 - 1), fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, earlier, other, role, who, now, seq) => {
+      fc.property(fc.string({ unit: "binary" }), read, before, read, fc.option(fc.oneof(fc.string({ maxLength: 600 }), fc.string({ minLength: 1000, maxLength: 1200 })), { nil: undefined }), fc.nat(2 * 3 ** 6 - 1), fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.maxSafeInteger(), fc.constant(-0), fc.constant(2 ** 53)), fc.oneof(fc.nat(), fc.maxSafeNat()), (subject, r, earlier, other, role, who, now, seq) => {
         const first = earlier === "same" ? r : typeof earlier === "string" ? { ...r, [earlier]: other[earlier] } : earlier;
         inputId("s", first as DescriptorRead, undefined, 0, 0, 0);
-        const joined = [described(r as DescriptorRead), subject, `${text(role)} ${String.fromCharCode(who)}`].join("\u0000");
-        const units = [...Array.from({ length: joined.length }, (_, i) => joined.charCodeAt(i)), 0, ...number(now), 0, ...number(seq)];
+        const units = [...described(r as DescriptorRead), 0, ...codes(subject), 0, ...text(role), 32, who, 0, ...number(now), 0, ...number(seq)];
         expect(inputId(subject, r as DescriptorRead, role, who, now, seq)).toBe(hex(fnvUnits(units, FNV_BASIS, FNV_PRIME)) + hex(fnvUnits(units, FNV_BASIS_2, FNV_PRIME_2)));
       }),
       { seed: 20_261_123, numRuns: 1_000 },
