@@ -69,7 +69,7 @@ export const UNSTATED_NEEDS: ReadonlySet<string> = new Set(["events.list", "tags
  * const config = defineConfig({ operations: [{ ...events!, needs: "insights: read" }] });
  * // or, the same: defineConfig({ operations: [{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read" }] })
  */
-export const defaultOperations: readonly OperationSpec[] = [
+export const defaultOperations: readonly OperationSpec[] = deepFreeze<readonly OperationSpec[]>([
   { id: "rateLimit.get", method: "GET", path: "/rate-limit" },
   { id: "me.get", method: "GET", path: "/me", needs: "account: read" },
   { id: "memberships.list", method: "GET", path: "/memberships", needs: "account: read", paginated: true },
@@ -146,4 +146,18 @@ export const defaultOperations: readonly OperationSpec[] = [
     cap: "testSend",
     list: { field: "to", min: 1, max: 5, items: "addresses" },
   },
-];
+]);
+
+/**
+ * The catalogue frozen through: it is exported, and every config is compiled from it, so a host
+ * that changed it (a reader's filter value, a permission) changed every config built after, and the
+ * decisions of those built before (found by a review: `filters.status.reader[0] = "draft"` let a
+ * read-only key list drafts).
+ */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -80,6 +80,11 @@ export function resolveRoles(options: PolicyOptions["roles"]): Map<string, Reado
   if (!isRecord(options)) throw new PolicyConfigError("roles", "must be an object of role name → family caps");
   for (const [name, caps] of Object.entries(options)) {
     if (roles.has(name)) throw new PolicyConfigError(`roles.${name}`, "is built in; give your role another name");
+    // a name a user store may spell a built-in with (Editor, "editor ") would lift its cap (spec §5.6)
+    const plain = name.trim().toLowerCase();
+    if (plain === "" || BUILT_IN_ROLES.some(([builtIn]) => builtIn === plain)) {
+      throw new PolicyConfigError(`roles.${name}`, plain === "" ? "must be a role's name, not empty" : `differs from the built-in role "${plain}" only in case or spaces; give the owner the built-in name, or your role a name of its own`);
+    }
     if (!isRecord(caps)) throw new PolicyConfigError(`roles.${name}`, "must be an object of family → level");
     const resolved = {} as Record<Family, Level>;
     for (const family of FAMILIES) resolved[family] = "none";

@@ -100,6 +100,8 @@ function checkReplacement(spec: OperationSpec, builtIn: OperationSpec, field: st
   };
   if (spec.method !== builtIn.method || spec.path !== builtIn.path) keeps(spec.method !== builtIn.method ? "method" : "path", `is ${builtIn.method} ${builtIn.path} (spec §4)`);
   if (!UNSTATED_NEEDS.has(id) && spec.needs !== builtIn.needs) keeps("needs", builtIn.needs === undefined ? "needs no permission (spec §4)" : `needs ${builtIn.needs} (spec §4, §5)`);
+  // an unstated permission is a newsletter's: account: read would skip the newsletter and the role cap
+  if (spec.needs === "account: read" && builtIn.needs !== "account: read") keeps("needs", `belongs to a newsletter: its permission is a family's on that newsletter (spec §2, §5), not account: read`);
   for (const budget of builtIn.budgets ?? []) {
     if (!(spec.budgets ?? []).includes(budget)) keeps("budgets", `counts against ${budget} (spec §4)`);
   }
@@ -110,9 +112,39 @@ function checkReplacement(spec: OperationSpec, builtIn: OperationSpec, field: st
   if (!sameData(spec.list, builtIn.list)) keeps("list", builtIn.list === undefined ? "has no bounded list" : `bounds ${builtIn.list.field} to ${builtIn.list.max} (spec §8)`);
 }
 
-/** Every host operation that took a built-in's place ({@link operationEntries}) keeps what the spec states of it. */
+/**
+ * Every host operation that took a built-in's place ({@link operationEntries}) keeps what the spec
+ * states of it, and no operation the host adds takes requests a built-in answers: a host route with
+ * more fixed words (`/newsletters/nl_1/subscribers`, `/articles/launch/send`) is matched first, and
+ * the built-in's permission, budgets, daily cap and newsletter check would not run for those requests
+ * (found by a review: a credential without grants listed subscribers, and 40 sends went past a cap
+ * of 25). A host operation on a newsletter's path may not need `account: read` either: that branch
+ * runs no newsletter check and no role cap.
+ */
 export function checkReplacements(entries: readonly OperationEntry[]): void {
   for (const entry of entries) if (entry.replaces !== undefined) checkReplacement(entry.spec, entry.replaces, entry.field);
+  const builtIns = entries.filter((e) => e.field.startsWith("defaultOperations[") || e.replaces !== undefined);
+  for (const entry of entries) {
+    if (entry.field.startsWith("defaultOperations[") || entry.replaces !== undefined) continue;
+    const spec = entry.spec;
+    if (spec.needs === "account: read" && spec.path.split("/").includes("{newsletter}")) {
+      throw new PolicyConfigError(`${entry.field}.needs`, `is account: read on a newsletter's path (${spec.path}): a newsletter's operation needs a family's permission there (spec §2, §5), so that the newsletter and the owner's role are checked`);
+    }
+    const shadowed = builtIns.find((b) => overlaps(spec, b.spec));
+    if (shadowed !== undefined) {
+      throw new PolicyConfigError(`${entry.field}.path`, `matches requests of the built-in "${shadowed.spec.id}" (${shadowed.spec.method} ${shadowed.spec.path}), whose rules must hold for them (spec §4); choose a path no built-in matches`);
+    }
+  }
+}
+
+/** Whether some request matches both operations: the same method and shape, and no position where both have other fixed words. */
+function overlaps(a: OperationSpec, b: OperationSpec): boolean {
+  if (a.method.toUpperCase() !== b.method.toUpperCase()) return false;
+  const sa = a.path.split("/");
+  const sb = b.path.split("/");
+  if (sa.length !== sb.length) return false;
+  const param = (s: string): boolean => s.startsWith("{") && s.endsWith("}");
+  return sa.every((s, i) => param(s) || param(sb[i]!) || s === sb[i]);
 }
 
 function checkShape(spec: OperationSpec, field: string): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createPolicy, defineConfig, emptyUsage, evaluate, PolicyConfigError, type PolicyOptions } from "../src/index.js";
+import { createPolicy, defaultOperations, defineConfig, emptyUsage, evaluate, PolicyConfigError, type PolicyOptions } from "../src/index.js";
 import { T0, key } from "./fixtures.js";
 
 function fieldOf(options: unknown): string | undefined {
@@ -258,5 +258,50 @@ describe("a config is the policy's own once defineConfig made it (found by a rev
     const decision = evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "intruder" }, usage: emptyUsage(), now: T0, config }).decision;
     expect(decision.status).toBe(404);
     expect(decision.reason).toMatchObject({ rule: "no_reach", cause: "unknown_role" });
+  });
+});
+
+describe("a config cannot take a request past a rule the spec states (found by a config review)", () => {
+  it("spec §4: a host route that takes requests from a built-in's (more fixed words, the same method) throws naming its path", () => {
+    for (const op of [
+      { id: "nl1.subscribers.export", method: "GET", path: "/newsletters/nl_1/subscribers" },
+      { id: "launch.send", method: "POST", path: "/articles/launch/send", needs: "sending: write" },
+      { id: "subscribers.export", method: "GET", path: "/subscribers/export" },
+    ] as const) {
+      let thrown: unknown;
+      try {
+        defineConfig({ operations: [op] });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, op.path).toBeInstanceOf(PolicyConfigError);
+      expect((thrown as PolicyConfigError).field).toBe("operations[0].path");
+    }
+    // beside the built-ins: another method, another fixed word, another shape
+    expect(() => defineConfig({ operations: [{ id: "subscribers.purge", method: "DELETE", path: "/newsletters/{newsletter}/subscribers", needs: "audience: write" }] })).not.toThrow();
+    expect(() => defineConfig({ operations: [{ id: "exports.list", method: "GET", path: "/newsletters/{newsletter}/exports", needs: "audience: read" }] })).not.toThrow();
+  });
+
+  it("spec §2, §5: account: read on a newsletter's operation (replacing an unstated permission, or a host path with {newsletter}) throws naming needs", () => {
+    expect(() => defineConfig({ operations: [{ id: "events.list", needs: "account: read" } as never] })).toThrow(/operations\[0\]\.needs/);
+    expect(() => defineConfig({ operations: [{ id: "tags.subscribers.add", method: "POST", path: "/tags/{tag}/subscribers", needs: "account: read" }] })).toThrow(/operations\[0\]\.needs/);
+    expect(() => defineConfig({ operations: [{ id: "settings.get", method: "GET", path: "/newsletters/{newsletter}/settings", needs: "account: read" }] })).toThrow(/operations\[0\]\.needs/);
+    expect(() => defineConfig({ operations: [{ id: "profile.get", method: "GET", path: "/profile", needs: "account: read" }] })).not.toThrow();
+  });
+
+  it("spec §7 #4: the exported catalogue is frozen through: a reader's filter values cannot be widened", () => {
+    const articles = defaultOperations.find((o) => o.id === "articles.list")!;
+    expect(() => ((articles.filters!.status!.reader as string[])[0] = "draft")).toThrow(TypeError);
+    expect(() => Object.assign(articles as { needs?: string }, { needs: "content: read" })).toThrow(TypeError);
+    const decision = evaluate({ method: "GET", path: "/newsletters/nl_1/articles?status=draft" }, { credential: key({ nl_1: { content: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 }).decision;
+    expect(decision.status).toBe(403);
+  });
+
+  it("spec §5.6: a role named like a built-in but for case or spaces (Editor, 'editor ', EDITOR) or empty throws naming it", () => {
+    const caps = { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" } as const;
+    for (const name of ["Editor", "editor ", "EDITOR", " Owner", ""]) {
+      expect(() => defineConfig({ roles: { [name]: caps } }), JSON.stringify(name)).toThrow(PolicyConfigError);
+    }
+    expect(() => defineConfig({ roles: { editorial: caps } })).not.toThrow();
   });
 });
