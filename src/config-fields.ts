@@ -121,8 +121,17 @@ export function resolveCaps(options: PolicyOptions["caps"]): Readonly<Record<Cap
 export function resolveDocsUrl(docsUrl: unknown): string {
   const parsedUrl = typeof docsUrl === "string" && URL.canParse(docsUrl) ? new URL(docsUrl) : undefined;
   // spec §2: docs_url is `{docs_url}/<code>`, so the base is an http(s) URL without query or fragment
-  if (parsedUrl === undefined || (parsedUrl.protocol !== "https:" && parsedUrl.protocol !== "http:") || parsedUrl.search !== "" || parsedUrl.hash !== "") {
-    throw new PolicyConfigError("docsUrl", `must be an absolute http(s) URL without a query or fragment; got ${String(docsUrl)}`);
+  // checked as written, not only as parsed: a trailing "?" or "#", surrounding spaces or a line
+  // break pass the parser and would be copied into every docs_url; a user and password would be
+  // shown to every client (found by a config review)
+  if (
+    parsedUrl === undefined ||
+    (parsedUrl.protocol !== "https:" && parsedUrl.protocol !== "http:") ||
+    /[?#\s]/.test(docsUrl as string) ||
+    parsedUrl.username !== "" ||
+    parsedUrl.password !== ""
+  ) {
+    throw new PolicyConfigError("docsUrl", `must be an absolute http(s) URL without a query, fragment, spaces or credentials; got ${JSON.stringify(String(docsUrl)).slice(0, 120)}`);
   }
   return (docsUrl as string).replace(/\/+$/, "");
 }

@@ -77,6 +77,12 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   const operations = entries.map((entry) => compileOperation(entry, budgets));
   const routes = buildRoutes(operations, entries);
   checkReplacements(entries);
+  // a budget no operation charges is a misspelling (audiance) or an operation left out: its limit would hold nothing back (found by a config review)
+  for (const b of budgets) {
+    if (!operations.some((op) => op.budgets.includes(b))) {
+      throw new PolicyConfigError(`budgets.${b.name}`, `is charged by no operation: name it in an operation's budgets, or check its spelling (${budgets.filter((x) => x.order < 3).map((x) => x.name).join(", ")} are the spec's)`);
+    }
+  }
   const general = budgets.filter((b) => b.name === "general");
   const roles = resolveRoles(options.roles);
   const settings = Object.freeze({

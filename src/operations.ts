@@ -203,6 +203,12 @@ function checkSegments(segments: readonly string[], field: string): void {
     if ((segment.includes("{") || segment.includes("}")) && !/^\{[A-Za-z_][A-Za-z0-9_]*\}$/.test(segment)) {
       throw new PolicyConfigError(field, `has a segment "${segment}" that is neither a literal nor a whole {parameter}`);
     }
+    // templates no request can match, or a newsletter parameter under another name (found by a config review)
+    if (segment.startsWith(":")) throw new PolicyConfigError(field, `has "${segment}", an Express-style parameter: write {${segment.slice(1)}}`);
+    if (segment.includes("%")) throw new PolicyConfigError(field, `has "${segment}": request paths are decoded before they are matched, so write the decoded text`);
+    if (/^\{.*newsletter.*\}$/i.test(segment) && segment !== "{newsletter}") {
+      throw new PolicyConfigError(field, `has "${segment}": the newsletter a path names is the parameter {newsletter} (reach and permissions are checked on it)`);
+    }
   }
 }
 

@@ -102,8 +102,33 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
   });
 
   it("a budget named constructor is a budget like any other (own names only)", () => {
-    const config = defineConfig({ budgets: { constructor: { limit: 5, window: 10 } } });
+    const config = defineConfig({ budgets: { constructor: { limit: 5, window: 10 } }, operations: [{ id: "builds.run", method: "POST", path: "/builds", budgets: ["constructor"] }] });
     expect(config.budgets.map((b) => b.name)).toEqual(["general", "audience", "write", "constructor"]);
+  });
+
+  it("found by a config review: a budget no operation charges (a misspelt audiance), a template no request can match (:param, %20, a newsletter parameter by another name) and a docsUrl with a trailing ? or #, spaces or credentials throw naming the field", () => {
+    const cases: [PolicyOptions, string][] = [
+      [{ budgets: { audiance: { limit: 120, window: 60 } } }, "budgets.audiance"],
+      [{ operations: [{ id: "a", method: "GET", path: "/newsletters/:newsletter/stats", needs: "insights: read" }] }, "operations[0].path"],
+      [{ operations: [{ id: "b", method: "GET", path: "/newsletters/{newsletter}/weekly%20report", needs: "insights: read" }] }, "operations[0].path"],
+      [{ operations: [{ id: "c", method: "GET", path: "/newsletters/{newsletterId}/stats" }] }, "operations[0].path"],
+      [{ docsUrl: "https://x.test/e?" }, "docsUrl"],
+      [{ docsUrl: "https://x.test/e#" }, "docsUrl"],
+      [{ docsUrl: " https://x.test/e" }, "docsUrl"],
+      [{ docsUrl: "https://x.test/e\n" }, "docsUrl"],
+      [{ docsUrl: "https://u:secret@x.test/e" }, "docsUrl"],
+    ];
+    for (const [options, field] of cases) {
+      let thrown: unknown;
+      try {
+        defineConfig(options);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(options)).toBeInstanceOf(PolicyConfigError);
+      expect((thrown as PolicyConfigError).field).toBe(field);
+    }
+    expect(defineConfig({ docsUrl: "https://x.test/errors/" }).docsUrl).toBe("https://x.test/errors");
   });
 
   // spec §4 states these of the built-in operations; DESIGN §9 makes only the unstated permissions
