@@ -171,21 +171,29 @@ function checkCap(spec: OperationSpec, field: string, needs: Requirement | undef
 }
 
 function checkDetails(spec: OperationSpec, field: string): void {
+  // shapes a request could never use, and misspelt keys, throw rather than pass unused (found by a config review)
+  for (const name of ["expand", "filters"] as const) {
+    if (spec[name] !== undefined && (!isRecord(spec[name]) || Array.isArray(spec[name]))) throw new PolicyConfigError(`${field}.${name}`, "must be an object of name → rule");
+  }
   for (const [path, need] of Object.entries(spec.expand ?? {})) {
+    if (path === "" || path.includes(",")) throw new PolicyConfigError(`${field}.expand.${path}`, "must be a path a request can name: not empty, no comma (expand=a,b names two paths)");
     if (parseRequirement(need) === null) throw new PolicyConfigError(`${field}.expand.${path}`, "must be a permission");
   }
   for (const [name, rule] of Object.entries(spec.filters ?? {})) {
     if (!isRecord(rule) || !Array.isArray(rule.reader) || rule.reader.some((v) => typeof v !== "string")) {
       throw new PolicyConfigError(`${field}.filters.${name}.reader`, "must be an array of strings");
     }
+    knownKeys(rule as unknown as Record<string, unknown>, `${field}.filters.${name}`, ["reader", "specCase"]);
     if (rule.specCase !== undefined && rule.specCase !== 4 && rule.specCase !== 5 && rule.specCase !== 6) {
       throw new PolicyConfigError(`${field}.filters.${name}.specCase`, "must be 4, 5 or 6 (spec §7's insufficient_scope rows)");
     }
   }
   if (spec.list !== undefined) {
     if (!isRecord(spec.list) || typeof spec.list.field !== "string") throw new PolicyConfigError(`${field}.list.field`, "must be a string");
+    knownKeys(spec.list as unknown as Record<string, unknown>, `${field}.list`, ["field", "min", "max", "items"]);
     const min = wholeNumber(spec.list.min, `${field}.list.min`, 0);
     wholeNumber(spec.list.max, `${field}.list.max`, Math.max(min, 1));
+    if (typeof spec.list.items !== "string") throw new PolicyConfigError(`${field}.list.items`, "must be a string: what the list holds, for messages (addresses)");
   }
 }
 

@@ -131,6 +131,28 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(defineConfig({ docsUrl: "https://x.test/errors/" }).docsUrl).toBe("https://x.test/errors");
   });
 
+  it("found by a config review: loose shapes inside an operation throw naming them (an expand path a request cannot name, misspelt keys of a filter rule or a list bound, filters as an array, a list without items)", () => {
+    const op = { id: "reports.list", method: "GET", path: "/newsletters/{newsletter}/reports", needs: "insights: read" } as const;
+    const cases: [object, string][] = [
+      [{ ...op, expand: { "subscriber,address": "audience: read" } }, "operations[0].expand.subscriber,address"],
+      [{ ...op, expand: { "": "audience: read" } }, "operations[0].expand."],
+      [{ ...op, filters: { status: { reader: ["sent"], specCas: 4 } } }, "operations[0].filters.status.specCas"],
+      [{ ...op, filters: [{ reader: ["sent"] }] }, "operations[0].filters"],
+      [{ ...op, method: "POST", list: { field: "to", min: 1, max: 5, itmes: "addresses" } }, "operations[0].list.itmes"],
+      [{ ...op, method: "POST", list: { field: "to", min: 1, max: 5 } }, "operations[0].list.items"],
+    ];
+    for (const [spec, field] of cases) {
+      let thrown: unknown;
+      try {
+        defineConfig({ operations: [spec as never] });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, JSON.stringify(spec)).toBeInstanceOf(PolicyConfigError);
+      expect((thrown as PolicyConfigError).field).toBe(field);
+    }
+  });
+
   // spec §4 states these of the built-in operations; DESIGN §9 makes only the unstated permissions
   // configurable. A replacement by id could drop any of them (found by a black-box review).
   it.each([
