@@ -80,7 +80,7 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   // a budget no operation charges is a misspelling (audiance) or an operation left out: its limit would hold nothing back (found by a config review)
   for (const b of budgets) {
     if (!operations.some((op) => op.budgets.includes(b))) {
-      throw new PolicyConfigError(`budgets.${b.name}`, `is charged by no operation: name it in an operation's budgets, or check its spelling (${budgets.filter((x) => x.order < 3).map((x) => x.name).join(", ")} are the spec's)`);
+      throw new PolicyConfigError(`budgets.${b.name}`, `is charged by no operation: name it in an operation's budgets, or check its spelling (general, audience and write are the spec's)`);
     }
   }
   const general = budgets.filter((b) => b.name === "general");

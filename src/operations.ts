@@ -114,37 +114,22 @@ function checkReplacement(spec: OperationSpec, builtIn: OperationSpec, field: st
 
 /**
  * Every host operation that took a built-in's place ({@link operationEntries}) keeps what the spec
- * states of it, and no operation the host adds takes requests a built-in answers: a host route with
- * more fixed words (`/newsletters/nl_1/subscribers`, `/articles/launch/send`) is matched first, and
- * the built-in's permission, budgets, daily cap and newsletter check would not run for those requests
- * (found by a review: a credential without grants listed subscribers, and 40 sends went past a cap
- * of 25). A host operation on a newsletter's path may not need `account: read` either: that branch
- * runs no newsletter check and no role cap.
+ * states of it; an operation the host adds on a newsletter's path may not need `account: read`
+ * (that branch runs no newsletter check and no role cap). That no host operation takes a built-in's
+ * requests is the route table's rule (router.ts `buildRoutes`).
  */
 export function checkReplacements(entries: readonly OperationEntry[]): void {
-  for (const entry of entries) if (entry.replaces !== undefined) checkReplacement(entry.spec, entry.replaces, entry.field);
-  const builtIns = entries.filter((e) => e.field.startsWith("defaultOperations[") || e.replaces !== undefined);
   for (const entry of entries) {
-    if (entry.field.startsWith("defaultOperations[") || entry.replaces !== undefined) continue;
-    const spec = entry.spec;
-    if (spec.needs === "account: read" && spec.path.split("/").includes("{newsletter}")) {
-      throw new PolicyConfigError(`${entry.field}.needs`, `is account: read on a newsletter's path (${spec.path}): a newsletter's operation needs a family's permission there (spec §2, §5), so that the newsletter and the owner's role are checked`);
-    }
-    const shadowed = builtIns.find((b) => overlaps(spec, b.spec));
-    if (shadowed !== undefined) {
-      throw new PolicyConfigError(`${entry.field}.path`, `matches requests of the built-in "${shadowed.spec.id}" (${shadowed.spec.method} ${shadowed.spec.path}), whose rules must hold for them (spec §4); choose a path no built-in matches`);
+    if (entry.replaces !== undefined) checkReplacement(entry.spec, entry.replaces, entry.field);
+    else if (!isBuiltIn(entry) && entry.spec.needs === "account: read" && entry.spec.path.split("/").includes("{newsletter}")) {
+      throw new PolicyConfigError(`${entry.field}.needs`, `is account: read on a newsletter's path (${entry.spec.path}): a newsletter's operation needs a family's permission there (spec §2, §5), so that the newsletter and the owner's role are checked`);
     }
   }
 }
 
-/** Whether some request matches both operations: the same method and shape, and no position where both have other fixed words. */
-function overlaps(a: OperationSpec, b: OperationSpec): boolean {
-  if (a.method.toUpperCase() !== b.method.toUpperCase()) return false;
-  const sa = a.path.split("/");
-  const sb = b.path.split("/");
-  if (sa.length !== sb.length) return false;
-  const param = (s: string): boolean => s.startsWith("{") && s.endsWith("}");
-  return sa.every((s, i) => param(s) || param(sb[i]!) || s === sb[i]);
+/** A built-in operation, as the catalogue has it or with a host's replacement laid over it. */
+export function isBuiltIn(entry: OperationEntry): boolean {
+  return entry.replaces !== undefined || entry.field.startsWith("defaultOperations[");
 }
 
 function checkShape(spec: OperationSpec, field: string): void {

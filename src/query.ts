@@ -82,8 +82,11 @@ function add(query: Map<string, string[]>, name: string, value: string): QueryPr
  * splits it (found by a query-parser review). A name that decodes is the same either way.
  */
 function encodedBrackets(name: string): string {
-  return name.includes("%") ? name.replace(/%5B/gi, "[").replace(/%5D/gi, "]").replace(/%2E/gi, ".") : name;
+  return name.includes("%") ? name.replace(ENCODED_STRUCTURE, (code) => STRUCTURE[code.toUpperCase()]!) : name;
 }
+
+const ENCODED_STRUCTURE = /%5B|%5D|%2E/gi;
+const STRUCTURE: Readonly<Record<string, string>> = { "%5B": "[", "%5D": "]", "%2E": "." };
 
 /** qs's array limit: past this many values under one name, qs hands a handler an object keyed by index. */
 const QS_ARRAY_LIMIT = 20;

@@ -3,7 +3,7 @@
  * The only place that knows how a path finds its operation.
  */
 import { PolicyConfigError } from "./errors.js";
-import type { CompiledOperation, OperationEntry } from "./operations.js";
+import { isBuiltIn, type CompiledOperation, type OperationEntry } from "./operations.js";
 import type { NormalRequest } from "./request.js";
 
 /**
@@ -21,15 +21,25 @@ export type RouteTable = ReadonlyMap<string, readonly (readonly CompiledOperatio
 export function buildRoutes(operations: readonly CompiledOperation[], entries: readonly OperationEntry[]): RouteTable {
   const routes = new Map<string, (CompiledOperation[] | undefined)[]>();
   const ids = new Set<string>();
+  const builtIns = new Set<CompiledOperation>();
   operations.forEach((op, i) => {
     const field = entries[i]!.field;
     if (ids.has(op.id)) throw new PolicyConfigError(`${field}.id`, `repeats the id "${op.id}"`);
     ids.add(op.id);
+    if (isBuiltIn(entries[i]!)) builtIns.add(op);
     let byCount = routes.get(op.spec.method);
     if (byCount === undefined) routes.set(op.spec.method, (byCount = []));
     const list = (byCount[op.segments.length] ??= []);
     const clash = list.find((other) => other.segments.every((s, j) => s === op.segments[j]));
     if (clash) throw new PolicyConfigError(`${field}.path`, `matches the same requests as "${clash.id}"`);
+    // A host operation sits beside the built-ins, never over them: one that can match a built-in's
+    // requests with more fixed words is matched first, and the built-in's permission, budgets, daily
+    // cap and newsletter check would not run for them (found by a review: a credential without
+    // grants listed subscribers, and 40 sends went past a cap of 25). Built-ins come first.
+    const shadowed = builtIns.has(op) ? undefined : list.find((other) => builtIns.has(other) && other.segments.every((s, j) => s === null || op.segments[j] === null || s === op.segments[j]));
+    if (shadowed) {
+      throw new PolicyConfigError(`${field}.path`, `matches requests of the built-in "${shadowed.id}" (${shadowed.spec.method} ${shadowed.spec.path}), whose rules must hold for them (spec §4); choose a path no built-in matches`);
+    }
     // Literal segments win over parameters: more literals first.
     list.push(op);
     list.sort((a, b) => b.segments.filter((s) => s !== null).length - a.segments.filter((s) => s !== null).length);
@@ -41,8 +51,9 @@ export function buildRoutes(operations: readonly CompiledOperation[], entries: r
 
 /**
  * The last route found and what it was found from: the table, the method and the path's segments
- * as read (by identity: request.ts reads each recent path once, into frozen segments), so a path
- * asked again, as most are, is not matched again. Any other request is matched afresh.
+ * as read (by identity: request.ts reads each recent path once, into segments it freezes, so the
+ * same array holds the same words), so a path asked again, as most are, is not matched again. Any
+ * other request is matched afresh.
  */
 const last: { routes: RouteTable | undefined; method: string; segments: readonly string[] | undefined; op: CompiledOperation | undefined } = {
   routes: undefined,
@@ -54,7 +65,7 @@ const last: { routes: RouteTable | undefined; method: string; segments: readonly
 /** The operation a request names, or undefined (DESIGN §11: unknown operations fail closed). */
 export function route(routes: RouteTable, request: Pick<NormalRequest, "method" | "segments">): CompiledOperation | undefined {
   const segments = request.segments;
-  if (segments === last.segments && request.method === last.method && routes === last.routes && Object.isFrozen(segments)) return last.op;
+  if (segments === last.segments && request.method === last.method && routes === last.routes) return last.op;
   const op = match(routes, request);
   last.routes = routes;
   last.method = request.method;

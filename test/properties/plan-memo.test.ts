@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, type Credential, type Decision, type Grants, type Limits, type PolicyOptions, type PolicyRequest } from "../../src/index.js";
 import { arbGrants } from "../../src/testing/arbitraries/credentials.js";
+import { withFamilyOf } from "./grants.js";
 import { params } from "./settings.js";
 
 const T0 = Date.UTC(2026, 10, 22, 10);
@@ -106,11 +107,7 @@ const FIELDS = ["grants", "account", "role1", "role2", "limits"] as const;
 /** Two askers that differ in one input: where a memo that missed that input would answer wrongly. */
 const whoPair: fc.Arbitrary<[Who, Who]> = fc.tuple(who, who, fc.constantFrom(...FIELDS), fc.nat(5)).map(([before, other, field, pick]): [Who, Who] => {
   if (field !== "grants") return [before, { ...before, [field]: other[field] }];
-  // one family's grant changed, the rest kept
-  const family = (["content", "audience", "sending", "insights", "settings", "webhooks"] as const)[pick]!;
-  const changed: Record<string, string | undefined> = { ...before.grants, [family]: other.grants[family] };
-  if (changed[family] === undefined) delete changed[family];
-  return [before, { ...before, grants: changed as Grants }];
+  return [before, { ...before, grants: withFamilyOf(before.grants, other.grants, pick) }];
 });
 
 /** What a decision says, its derived request id too (the same inputs and snapshot give the same id, DESIGN §14). */

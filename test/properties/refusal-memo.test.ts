@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, type Credential, type Decision, type Grants, type PolicyOptions, type PolicyRequest } from "../../src/index.js";
+import { withFamilyOf } from "./grants.js";
 import { params } from "./settings.js";
 
 const T0 = Date.UTC(2026, 10, 22, 10);
@@ -81,10 +82,7 @@ const pair: fc.Arbitrary<[Ask, Ask]> = fc
         return [before, { ...before, role1: other.role1, role2: other.role1 }];
       case "grants": {
         // one family's grant changed (read for write, say), the rest kept
-        const family = (["content", "audience", "sending", "insights", "settings", "webhooks"] as const)[other.request.member * 2 + (other.request.group % 2)]!;
-        const changed: Record<string, string | undefined> = { ...before.grants, [family]: other.grants[family] };
-        if (changed[family] === undefined) delete changed[family];
-        return [before, { ...before, grants: changed as Grants }];
+        return [before, { ...before, grants: withFamilyOf(before.grants, other.grants, other.request.member * 2 + (other.request.group % 2)) }];
       }
       default:
         return [before, { ...before, [field]: other[field as "role1" | "role2"] }];
