@@ -46,6 +46,13 @@ export function record(value: unknown, field: string, what: string): Record<stri
   return value;
 }
 
+/**
+ * The longest budget window, in seconds: ten years. Every store keeps a window's end in ms, and at
+ * 10^14 s Redis could not: its charge script failed after it had charged (a 503 that counted, and a
+ * key that never expired).
+ */
+export const WINDOW_MAX_SECONDS = 315_360_000;
+
 /** A whole number ≥ `min`. */
 export function wholeNumber(value: unknown, field: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
@@ -68,7 +75,7 @@ export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] 
     knownKeys(given, `budgets.${name}`, ["limit", "window"]);
     const base = Object.hasOwn(BUILT_IN_BUDGETS, name) ? BUILT_IN_BUDGETS[name] : undefined;
     const limit = wholeNumber(given.limit ?? base?.limit, `budgets.${name}.limit`, 1);
-    const window = wholeNumber(given.window ?? base?.window, `budgets.${name}.window`, 1);
+    const window = wholeNumber(given.window ?? base?.window, `budgets.${name}.window`, 1, WINDOW_MAX_SECONDS);
     return Object.freeze({ name, limit, window, order });
   });
 }

@@ -22,7 +22,9 @@ export interface Hooks {
 export function callHook(run: () => unknown, onError: ((error: unknown) => void) | undefined): void {
   const report = (error: unknown): void => {
     try {
-      onError?.(error);
+      const reported = onError?.(error);
+      // an async reporter that rejects is dropped too: left unhandled, it would end the process
+      if (isThenable(reported)) reported.then(undefined, ignore);
     } catch {
       // dropped: a hook never breaks a request
     }
@@ -35,17 +37,40 @@ export function callHook(run: () => unknown, onError: ((error: unknown) => void)
   }
 }
 
+function ignore(): void {}
+
+/**
+ * What a hook is shown of a decision: a copy, frozen through. The decision itself is the caller's
+ * answer (and the adapters act on it after telling the hook): a hook that set `allowed`, changed a
+ * status or a header, or dropped the release ticket would change what the request is answered, or
+ * whether a failed send can be uncounted. Writing to the copy throws in strict mode (told to
+ * `onHookError`) and changes nothing.
+ */
+export function shownToHook<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(shownToHook)) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = shownToHook((value as Record<string, unknown>)[key]);
+  return Object.freeze(copy) as T;
+}
+
 /** The hooks of a policy's options. */
 export function hooksOf({ onDecision, onStoreError, onHookError }: Pick<CreatePolicyOptions, "onDecision" | "onStoreError" | "onHookError">): Hooks {
   const hook = (run: () => unknown, decision: Decision): void => callHook(run, onHookError === undefined ? undefined : (error) => onHookError(error, decision));
 
   return {
     decided(decision) {
-      if (onDecision !== undefined) hook(() => onDecision(decision), decision);
+      if (onDecision !== undefined) {
+        const shown = shownToHook(decision);
+        hook(() => onDecision(shown), shown);
+      }
       return decision;
     },
     storeFailed(error, decision) {
-      if (onStoreError !== undefined) hook(() => onStoreError(error, decision), decision);
+      if (onStoreError !== undefined) {
+        const shown = shownToHook(decision);
+        hook(() => onStoreError(error, shown), shown);
+      }
     },
   };
 }

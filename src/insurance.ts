@@ -4,6 +4,7 @@
  * no more than the limits while the main store is gone.
  */
 import type { CompiledConfig } from "./config.js";
+import { knownKeys } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
 import { withNumbers } from "./limits.js";
 import { isPolicyStore, type PolicyStore } from "./store.js";
@@ -28,6 +29,8 @@ export interface Insurance {
 export function assertInsurance(insurance: unknown): Insurance {
   const i = insurance as Partial<Insurance> | null;
   if (typeof i !== "object" || i === null) throw new PolicyConfigError("insurance", "must be an object { store, share }");
+  // a misspelt or unsupported field (failOpen belongs to createPolicy's options) would be dropped without a word
+  knownKeys(i as Record<string, unknown>, "insurance", ["store", "share"]);
   const s = i.store;
   if (!isPolicyStore(s)) throw new PolicyConfigError("insurance.store", "must be a PolicyStore (charge, release, read), e.g. new MemoryStore()");
   if (typeof i.share !== "number" || !Number.isFinite(i.share) || i.share <= 0 || i.share > 1) {

@@ -6,7 +6,7 @@
  */
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
-import { knownKeys, record, wholeNumber } from "./config-fields.js";
+import { knownKeys, record, wholeNumber, WINDOW_MAX_SECONDS } from "./config-fields.js";
 import { policyHeader, type CompiledOperation } from "./operations.js";
 import { remapRoutes } from "./router.js";
 import { PolicyConfigError } from "./errors.js";
@@ -41,7 +41,7 @@ function validate(config: CompiledConfig, limits: unknown, field: string): Numbe
       const budget = record(byName[name], `${field}.budgets.${name}`, "an object { limit?, window? }");
       knownKeys(budget, `${field}.budgets.${name}`, ["limit", "window"]);
       const limit = budget.limit === undefined ? base.limit : wholeNumber(budget.limit, `${field}.budgets.${name}.limit`, 1);
-      const window = budget.window === undefined ? base.window : wholeNumber(budget.window, `${field}.budgets.${name}.window`, 1);
+      const window = budget.window === undefined ? base.window : wholeNumber(budget.window, `${field}.budgets.${name}.window`, 1, WINDOW_MAX_SECONDS);
       budgets.set(name, { limit, window });
     }
   }
@@ -88,6 +88,19 @@ export function withNumbers(config: CompiledConfig, budgetOf: (b: BudgetSpec) =>
   });
 }
 
+/**
+ * {@link validate}, where what the host's object throws as it is read (a getter, a Proxy's trap, a
+ * revoked Proxy) is a PolicyConfigError naming the field, as every other mistake in it is.
+ */
+function readLimits(config: CompiledConfig, limits: object, field: string): Numbers {
+  try {
+    return validate(config, limits, field);
+  } catch (error) {
+    if (error instanceof PolicyConfigError) throw error;
+    throw new PolicyConfigError(field, `could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 function numbersKey(numbers: Numbers): string {
   let key = `${numbers.caps.dispatch}/${numbers.caps.testSend}`;
   for (const [name, b] of numbers.budgets) key += ` ${name}=${b.limit}/${b.window}`;
@@ -109,7 +122,7 @@ export function applyLimits(config: CompiledConfig, limits: Limits | undefined, 
   let perConfig = byLimits.get(limits);
   const known = perConfig?.get(config);
   if (known !== undefined) return known;
-  const numbers = validate(config, limits, field);
+  const numbers = readLimits(config, limits, field);
   const key = numbersKey(numbers);
   let shared = byNumbers.get(config);
   if (shared === undefined) byNumbers.set(config, (shared = new Map()));

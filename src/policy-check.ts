@@ -15,7 +15,7 @@ import { MemoryStore } from "./memory-store.js";
 import { isThenable } from "./thenable.js";
 import { checkedOutcome, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "./store.js";
 import { subjectKeysOf } from "./store-keys.js";
-import type { Decision, PolicyRequest, ReleaseTicket, Who } from "./types.js";
+import type { Decision, PolicyRequest, Who } from "./types.js";
 
 /** What a policy made of its options, shared by its methods. */
 export interface PolicyContext {
@@ -28,9 +28,16 @@ export interface PolicyContext {
   readonly failOpen: boolean;
   readonly insurance: Insurance | undefined;
   readonly hooks: Hooks;
-  /** Tickets of cap charges the insurance store made: their release goes there. */
-  readonly insuredTickets: WeakSet<ReleaseTicket>;
 }
+
+/**
+ * How a release ticket of a cap charge the insurance store made begins its member: its release goes
+ * to the insurance store, with the member that store named, however the ticket came back (the same
+ * object, or through JSON or a job queue). Both stores number members alike (m1, m2, …): an insured
+ * ticket sent to the main store would uncount one of its real charges. MemoryStore and RedisStore
+ * members never begin so.
+ */
+export const INSURED_MEMBER = "insured:";
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -45,6 +52,14 @@ interface Failed {
 
 /** The insurance store decides, with every limit × share; the main store is tried again next time. */
 async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
+  // a write with an Idempotency-Key is not decided here: this store cannot know whether the main
+  // store holds the key (a retried send would be sent again, not replayed), nor the main store, once
+  // back, of a key recorded here (DESIGN §7). Refused as without insurance: a failure may refuse,
+  // never admit twice.
+  if (first.charge.idempotency !== undefined) {
+    const error = `${describe(first.error)}; insurance store: not asked (a write with an Idempotency-Key is decided by the main store only)`;
+    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: ctx.failOpen }, config, t, requestId);
+  }
   const scaled = insured(config, insurance.share);
   // the same read of the descriptor as the first plan's: an untrusted object is read once
   const replanned = plan(scaled, read, who.credential, who.roles);
@@ -56,9 +71,16 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
     const error = `${describe(first.error)}; insurance store: ${describe(second)}`;
     return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: ctx.failOpen }, config, t, requestId);
   }
+  if (outcome.kind === "cap_reached") {
+    // this process's share of a daily cap is spent, not the cap: a 429 would show the share as the
+    // client's daily limit and send it away until tomorrow. The main store is needed to decide: 503.
+    const error = `${describe(first.error)}; insurance store: this process's share of the daily ${charge.cap?.name ?? ""} cap is spent`;
+    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: false }, config, t, requestId, true);
+  }
   const decision = present(replanned, charge, outcome, scaled, t, requestId, true);
-  if (decision.release !== undefined) ctx.insuredTickets.add(decision.release);
-  return decision;
+  const ticket = decision.release;
+  if (ticket === undefined) return decision;
+  return { ...decision, release: Object.freeze({ ...ticket, member: INSURED_MEMBER + ticket.member }) };
 }
 
 /** The main store failed: the insurance store decides, or the policy answers without counters (DESIGN §12). */

@@ -13,7 +13,7 @@ import { assertCredential, assertNow } from "./host-input.js";
 import { assertInsurance, insured } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { MemoryStore } from "./memory-store.js";
-import { check, type PolicyContext } from "./policy-check.js";
+import { check, INSURED_MEMBER, type PolicyContext } from "./policy-check.js";
 import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
 import { checkedReadings, isPolicyStore } from "./store.js";
@@ -22,11 +22,16 @@ import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
 
 
-/** `policy.release`: the store that made the cap charge uncounts it. */
+/** `policy.release`: the store that made the cap charge uncounts it (an insured ticket says so: INSURED_MEMBER). */
 async function release(ctx: PolicyContext, decision: Pick<Decision, "release">): Promise<boolean> {
-  if (decision?.release === undefined) return false;
-  const target = ctx.insurance !== undefined && ctx.insuredTickets.has(decision.release) ? ctx.insurance.store : ctx.store;
-  return target.release(decision.release, ctx.now());
+  const ticket = decision?.release;
+  if (ticket === undefined) return false;
+  if (typeof ticket.member === "string" && ticket.member.startsWith(INSURED_MEMBER)) {
+    // never sent to the main store, whose members are numbered alike; without insurance there is nothing to uncount
+    if (ctx.insurance === undefined) return false;
+    return ctx.insurance.store.release({ ...ticket, member: ticket.member.slice(INSURED_MEMBER.length) }, ctx.now());
+  }
+  return ctx.store.release(ticket, ctx.now());
 }
 
 /** `policy.reset`: both stores clear what the target names. */
@@ -49,6 +54,8 @@ async function reset(ctx: PolicyContext, target: ResetTarget): Promise<void> {
 /** `policy.status`: every budget's figures, read without charging (from the insurance store when the main one fails). */
 async function status(ctx: PolicyContext, credential: Credential, options: StatusOptions | undefined): Promise<RateLimitStatus> {
   assertCredential(credential);
+  // { limts: paid } would answer the config's numbers while check enforced the plan's
+  if (options !== undefined) knownKeys(record(options, "options", "an object { limits? }"), "options", ["limits"]);
   const effective = applyLimits(ctx.config, options?.limits, "limits");
   const t = ctx.now();
   const keys = subjectKeysOf(credential);
@@ -116,7 +123,6 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     failOpen: options.failOpen === true,
     insurance: options.insurance === undefined ? undefined : assertInsurance(options.insurance),
     hooks: hooksOf(options),
-    insuredTickets: new WeakSet(),
   };
   return {
     config: config.settings,

@@ -11,6 +11,7 @@
  */
 import { resolveConfig, type CompiledConfig, type PolicyConfig } from "./config.js";
 import type { PolicyOptions } from "./config-types.js";
+import { knownKeys } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
 import { dayOf } from "./calendar.js";
 import { assertNow, assertUsage } from "./host-input.js";
@@ -34,6 +35,8 @@ export type ResetTarget = { readonly credential: Pick<Credential, "id" | "kind">
 export function assertTarget(target: unknown, field: string): asserts target is ResetTarget {
   const t = target as Record<string, unknown> | null;
   if (typeof t !== "object" || t === null) throw new PolicyConfigError(field, "must be { credential } or { newsletter }");
+  // { credential, newsleter: "nl_1" } would reset the credential and leave the newsletter's count as it was
+  knownKeys(t, field, ["credential", "newsletter"]);
   const hasCredential = t.credential !== undefined;
   const hasNewsletter = t.newsletter !== undefined;
   if (hasCredential === hasNewsletter) throw new PolicyConfigError(field, "must name exactly one of credential or newsletter");

@@ -91,3 +91,38 @@ describe("node:http guard: a raw request target with a '#'", () => {
     }
   });
 });
+
+// An adapter told its onDecision hook before it acted on the decision, and handed it the decision
+// itself: a hook that "normalised" allowed for its log schema let sends past the daily cap (found by
+// an operating review). The hook is shown a frozen copy.
+describe("node:http guard: an onDecision hook cannot change what the guard does", () => {
+  it("a hook that sets allowed on every decision lets no send past a cap of 1; its writes go to onHookError", async () => {
+    const policy = createPolicy({ store: new MemoryStore(), config: { caps: { dispatch: { limit: 1 } } } });
+    const credential = { id: "k1", kind: "api_key" as const, newsletters: { nl_1: { sending: "write" as const } } };
+    const hookErrors: unknown[] = [];
+    let ran = 0;
+    const guard = newsletterPolicy({
+      policy,
+      who: () => ({ credential, roles: { nl_1: "owner" } }),
+      newsletter: () => "nl_1",
+      onDecision: (decision) => Object.assign(decision, { allowed: true, status: 200 }),
+      onHookError: (error) => hookErrors.push(error),
+    });
+    const server = createServer(async (req, res) => {
+      if (!(await guard(req, res, {}))) return;
+      ran++;
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const statuses: number[] = [];
+      for (const article of ["a_1", "a_2", "a_3"]) statuses.push((await fetch(`${base}/articles/${article}/send`, { method: "POST" })).status);
+      expect(statuses).toEqual([200, 429, 429]);
+      expect(ran).toBe(1);
+      expect(hookErrors).toHaveLength(3);
+    } finally {
+      await new Promise((resolve) => server.close(() => resolve(undefined)));
+    }
+  });
+});

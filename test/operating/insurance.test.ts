@@ -53,7 +53,66 @@ describe("insurance: the main store fails → the insurance store decides with e
     const { main, check } = setUp(0.25, { caps: { dispatch: { limit: 3 } } });
     main.down = true;
     const refused = await check(send("a_1"));
-    expect(refused).toMatchObject({ status: 429, degraded: true, reason: { rule: "daily_cap", limit: 0, count: 0 } });
+    // the share is spent, not the cap: 503, never a 429 naming a daily limit of 0 with a wait of hours (found by an operating review)
+    expect(refused).toMatchObject({ status: 503, allowed: false, degraded: true, reason: { rule: "store_unavailable", failOpen: false } });
+    expect(refused.body?.error.code).toBe("service_unavailable");
+    expect((refused.reason as { error: string }).error).toContain("share of the daily dispatch cap is spent");
+    expect(Number(refused.headers["Retry-After"] ?? "1")).toBeLessThan(60);
+  });
+
+  it("a spent share of a cap is a 503 even with failOpen: the share is a limit, not a store failure", async () => {
+    const main = new SwitchedStore();
+    const policy = createPolicy({ store: main, clock: () => T0, failOpen: true, insurance: { store: new MemoryStore(), share: 0.5 } });
+    main.down = true;
+    const sends = [];
+    for (let i = 0; i < 30; i++) sends.push(await policy.check(send(`a_${i}`), who));
+    expect(sends.filter((d) => d.allowed)).toHaveLength(12); // ⌊25 × 0.5⌋
+    expect(sends.at(-1)).toMatchObject({ status: 503, degraded: true });
+  });
+
+  it("a ticket of an insured send is released in the insurance store after JSON too, and never uncounts the main store's charges (found by an operating review)", async () => {
+    let now = T0;
+    const main = new SwitchedStore();
+    const insurance = new MemoryStore();
+    const policy = createPolicy({ store: main, clock: () => now, config: { caps: { dispatch: { limit: 4 } } }, insurance: { store: insurance, share: 0.5 } });
+    for (let i = 1; i <= 4; i++) expect((await policy.check(send(`a_${i}`), who)).status).toBe(200);
+    expect((await policy.check(send("a_5"), who)).status).toBe(429);
+    main.down = true;
+    const insured = await policy.check(send("a_6"), who);
+    expect(insured).toMatchObject({ status: 200, degraded: true });
+    expect(insured.release!.member.startsWith("insured:")).toBe(true);
+    main.down = false;
+    // through a job queue: a new object, not the one check answered
+    expect(await policy.release(JSON.parse(JSON.stringify(insured)) as Decision)).toBe(true);
+    expect(await policy.release(JSON.parse(JSON.stringify(insured)) as Decision)).toBe(false);
+    // the main store still counts its four: the cap stays spent
+    expect((await policy.check(send("a_7"), who)).status).toBe(429);
+    // and the insurance store counted it back: its share (2) has room for two again
+    main.down = true;
+    expect((await policy.check(send("a_8"), who)).status).toBe(200);
+    expect((await policy.check(send("a_9"), who)).status).toBe(200);
+    expect((await policy.check(send("a_10"), who)).status).toBe(503);
+    now += 1;
+    // a policy without insurance releases nothing for an insured ticket
+    expect(await createPolicy({ store: main.inner }).release(insured)).toBe(false);
+  });
+
+  it("a write with an Idempotency-Key is not insured: 503 while the main store is down, so a retried send is never sent twice (found by an operating review)", async () => {
+    const { main, check } = setUp(0.5);
+    const keyed = (k: string) => post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: k, body: {} });
+    expect((await check(keyed("k1"))).status).toBe(200);
+    expect((await check(keyed("k1"))).reason).toEqual({ rule: "allowed", replay: true });
+    main.down = true;
+    const retry = await check(keyed("k1"));
+    expect(retry).toMatchObject({ status: 503, allowed: false, reason: { rule: "store_unavailable" } });
+    expect((retry.reason as { error: string }).error).toContain("Idempotency-Key");
+    expect((await check(keyed("k2"))).status).toBe(503);
+    // a keyed write that creates (not a cap) too; reads and unkeyed writes are still insured
+    expect((await check(post("/newsletters/nl_1/articles", { idempotencyKey: "k3", body: {} }))).status).toBe(503);
+    expect(await check(subscribers)).toMatchObject({ status: 200, degraded: true });
+    expect(await check(send("a_2"))).toMatchObject({ status: 200, degraded: true });
+    main.down = false;
+    expect((await check(keyed("k2"))).reason).toEqual({ rule: "allowed" }); // first use, in the main store
   });
 
   it("a send decided by the insurance store is released there (not in the main store)", async () => {
@@ -91,6 +150,8 @@ describe("insurance: the main store fails → the insurance store decides with e
       [{ store: new MemoryStore(), share: Number.NaN }, "insurance.share"],
       [{ store: {}, share: 0.5 }, "insurance.store"],
       ["memory", "insurance"],
+      // failOpen belongs to createPolicy's options: here it was dropped without a word (found by an operating review)
+      [{ store: new MemoryStore(), share: 0.25, failOpen: true }, "insurance.failOpen"],
     ] as const) {
       expect(() => createPolicy({ insurance: insurance as never })).toThrow(expect.objectContaining({ name: "PolicyConfigError", field }));
     }

@@ -134,6 +134,9 @@ describe("who.limits is host input: validated like the config, a mistake throws 
     [{ caps: { sends: { limit: 1 } } }, "caps.sends"],
     [{ budget: {} }, "budget"],
     ["paid", ""],
+    // a window past ten years: Redis could not keep its end and charged before failing (found by an operating review)
+    [{ budgets: { audience: { window: 1e14 } } }, "budgets.audience.window"],
+    [{ budgets: { audience: { window: 315_360_001 } } }, "budgets.audience.window"],
   ];
   it.each(cases)("%j → who.limits.%s (check), limits.… (evaluate)", async (limits, field) => {
     const policy = createPolicy({ clock: () => T0 });
@@ -143,6 +146,49 @@ describe("who.limits is host input: validated like the config, a mistake throws 
     expect(() => evaluate(subscribers, { ...as(), limits: limits as Limits, usage: emptyUsage(), now: T0 })).toThrow(
       expect.objectContaining({ field: field === "" ? "limits" : `limits.${field}` }),
     );
+  });
+
+  it("what the host's limits object throws as it is read (a getter, a Proxy's trap, a revoked Proxy) is a PolicyConfigError naming who.limits (found by an operating review)", async () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwing: unknown[] = [
+      {
+        get budgets(): never {
+          throw new Error("getter");
+        },
+      },
+      new Proxy(
+        {},
+        {
+          ownKeys: () => {
+            throw new Error("trap");
+          },
+        },
+      ),
+      { budgets: revoked.proxy },
+      revoked.proxy,
+    ];
+    const policy = createPolicy({ clock: () => T0 });
+    for (const limits of throwing) {
+      const thrown = await policy.check(subscribers, { ...as(), limits: limits as Limits }).catch((e: unknown) => e);
+      expect(thrown).toBeInstanceOf(PolicyConfigError);
+      expect((thrown as PolicyConfigError).field).toMatch(/^who\.limits/);
+      expect(() => evaluate(subscribers, { ...as(), limits: limits as Limits, usage: emptyUsage(), now: T0 })).toThrow(PolicyConfigError);
+    }
+  });
+
+  it("a window of ten years is accepted, in limits and in the config; one second more is not", () => {
+    const policy = createPolicy({ clock: () => T0 });
+    expect(() => policy.check(subscribers, as({ budgets: { audience: { window: 315_360_000 } } }))).not.toThrow();
+    expect(() => createPolicy({ config: { budgets: { audience: { limit: 5, window: 315_360_001 } } } })).toThrow(expect.objectContaining({ field: "budgets.audience.window" }));
+  });
+
+  it("status() options are checked too: a misspelt limits would show the config's numbers while check enforced the plan's (found by an operating review)", async () => {
+    const policy = createPolicy({ clock: () => T0 });
+    for (const options of [{ limts: { budgets: { audience: { limit: 240 } } } }, { Limits: {} }, "paid", null]) {
+      await expect(policy.status(as().credential, options as never)).rejects.toThrow(PolicyConfigError);
+    }
+    expect((await policy.status(as().credential, { limits: { budgets: { audience: { limit: 240 } } } })).budgets.audience?.limit).toBe(240);
   });
 
   it("a limits object is validated once and remembered by identity (the hot path does not re-read it)", async () => {

@@ -26,7 +26,8 @@ describe.each(["MemoryStore", "RedisStore"] as const)("onDecision over %s", (way
       await policy.check(get("/nowhere"), who),
     ];
     expect(seen).toHaveLength(returned.length);
-    seen.forEach((d, i) => expect(d).toBe(returned[i]));
+    // each a copy of the decision answered, frozen through (docs/operating.md, Telemetry)
+    seen.forEach((d, i) => expect(d).toEqual(returned[i]));
     expect(seen.map((d) => d.reason.rule)).toEqual(["allowed", "budget_spent", "no_reach", "allowed", "allowed", "unknown_operation"]);
     expect(seen[4]!.reason).toEqual({ rule: "allowed", replay: true });
   });
@@ -45,7 +46,53 @@ describe.each(["MemoryStore", "RedisStore"] as const)("onDecision over %s", (way
     expect(d.allowed).toBe(true);
     expect(errors).toHaveLength(1);
     expect(errors[0]![0]).toMatchObject({ message: "metrics exporter down" });
-    expect(errors[0]![1]).toBe(d);
+    expect(errors[0]![1]).toEqual(d);
+  });
+
+  it("a hook cannot change the answer: it is shown a frozen copy, so setting allowed or dropping the release ticket changes nothing (found by an operating review)", async () => {
+    const errors: unknown[] = [];
+    const policy = createPolicy({
+      store: store(),
+      clock: () => T0,
+      config: { caps: { dispatch: { limit: 1 } } },
+      onDecision: (d) => {
+        // a hook "normalising" decisions for its log schema
+        (d as { allowed: boolean }).allowed = d.status < 500;
+        delete (d as { release?: unknown }).release;
+      },
+      onHookError: (e) => errors.push(e),
+    });
+    const sender: Who = { credential, roles: { nl_1: "owner" } };
+    const first = await policy.check(post("/articles/a_1/send", { newsletter: "nl_1" }), sender);
+    expect(first.release).toBeDefined();
+    expect(await policy.release(first)).toBe(true); // the ticket is still there to uncount the failed send
+    await policy.check(post("/articles/a_2/send", { newsletter: "nl_1" }), sender);
+    const over = await policy.check(post("/articles/a_3/send", { newsletter: "nl_1" }), sender);
+    expect(over).toMatchObject({ status: 429, allowed: false, reason: { rule: "daily_cap" } });
+    expect(errors.length).toBe(3); // each write to the frozen copy threw (strict mode), told to onHookError
+  });
+
+  it("an onHookError whose promise rejects is dropped: no unhandled rejection (which ends a Node process)", async () => {
+    const unhandled: unknown[] = [];
+    const listen = (reason: unknown) => unhandled.push(reason);
+    process.on("unhandledRejection", listen);
+    try {
+      const policy = createPolicy({
+        store: store(),
+        clock: () => T0,
+        onDecision: () => {
+          throw new Error("metrics exporter down");
+        },
+        onHookError: async (e) => {
+          throw new Error(`reporter down too: ${(e as Error).message}`);
+        },
+      });
+      expect((await policy.check(get("/newsletters/nl_1/subscribers"), who)).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", listen);
+    }
   });
 
   it("a hook whose promise rejects is caught too; without onHookError the error is dropped and the request still answered", async () => {
