@@ -66,9 +66,10 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
     if (count >= cap.limit) return { kind: "cap_reached", windows: charged, count };
     const member = tx.nextMember();
     tx.addCapMember(cap, member);
-    if (idem !== undefined) {
-      tx.setKeyRecord(idem.key, { fingerprint: idem.fingerprint, expiresAt: live?.expiresAt ?? now + idem.ttlMs, counted: { day: cap.day, member } });
-    }
+    // the key is recorded afresh: an allowed write that counted, live 24 h from now (DESIGN §7). A
+    // released key's retry that runs again would otherwise be forgotten 24 h after its first use, and
+    // a retry of this use after that be sent a second time instead of replayed.
+    if (idem !== undefined) tx.setKeyRecord(idem.key, { fingerprint: idem.fingerprint, expiresAt: now + idem.ttlMs, counted: { day: cap.day, member } });
     // counted now, so not a replay, even with a live key: its earlier charge was released (the send
     // failed downstream), and this retry must run again (DESIGN §7)
     return { kind: "charged", windows: charged, replay: false, member };

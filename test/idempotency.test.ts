@@ -6,7 +6,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createPolicy, emptyUsage, evaluate, MemoryStore, type Decision, type PolicyRequest, type Usage } from "../src/index.js";
+import { createPolicy, emptyUsage, evaluate, MemoryStore, release, type Decision, type PolicyRequest, type Usage } from "../src/index.js";
+import { RedisStore } from "../src/redis/index.js";
+import { cleanUp, ioredis, ioredisCall, keysUnder, uniquePrefix } from "./redis/helpers.js";
 import { canonicalJson, requestFingerprint } from "../src/fingerprint.js";
 import { T0, key } from "./fixtures.js";
 
@@ -262,3 +264,58 @@ function canonicalJsonBefore(value: unknown): string {
   }
   return out.join("");
 }
+
+// DESIGN §7: "A key … lives 24 hours. Only an allowed write records its key … once that charge is
+// released, the key counts again on its next allowed use." A released key's retry that runs again is
+// an allowed write that records the key: it lives 24 h from that use. Kept at 24 h from the first use,
+// a retry 25 h after the first use, and 2 h after the schedule that ran, was run a second time and
+// counted again (found by an independent oracle).
+describe("DESIGN §7: a released key's use that counts again records the key afresh, for 24 h", () => {
+  const H = 3_600_000;
+  const sender = key({ nl_1: { sending: "write" } });
+  const schedule: PolicyRequest = { method: "POST", path: "/articles/a_1/schedule", newsletter: "nl_1", idempotencyKey: "K", body: { at: "2026-12-01T09:00:00Z" } };
+  const ways = ["evaluate", "MemoryStore", "RedisStore"] as const;
+  it.each(ways)("%s: release, retry at +23 h (runs and counts again), retry at +25 h → a replay, no cap charged", async (way) => {
+    let now = T0;
+    let usage: Usage = emptyUsage();
+    const redis = way === "RedisStore" ? ioredis() : undefined;
+    const prefix = uniquePrefix("idempotency-renew");
+    const policy = createPolicy({ store: redis ? new RedisStore({ redis: ioredisCall(redis), prefix }) : new MemoryStore(), clock: () => now });
+    const ask = async (): Promise<Decision> => {
+      if (way !== "evaluate") return policy.check(schedule, { credential: sender, roles });
+      const r = evaluate({ ...schedule, requestId: `r${now}` }, { credential: sender, roles, usage, now });
+      usage = r.usage;
+      return r.decision;
+    };
+    const giveBack = async (d: Decision): Promise<void> => {
+      if (way === "evaluate") usage = release(usage, d, now);
+      else await policy.release(d);
+    };
+    try {
+      const first = await ask();
+      expect(first.charged.caps).toEqual(["dispatch"]);
+      await giveBack(first); // the schedule failed downstream
+      now = T0 + 23 * H;
+      const again = await ask();
+      expect(again.reason).toEqual({ rule: "allowed" }); // runs again
+      expect(again.charged.caps).toEqual(["dispatch"]);
+      now = T0 + 25 * H;
+      const retry = await ask();
+      expect(retry.reason).toEqual({ rule: "allowed", replay: true });
+      expect(retry.charged.caps).toEqual([]);
+      now = T0 + 23 * H + 24 * H; // 24 h after the use that counted: the key is forgotten
+      expect((await ask()).reason).toEqual({ rule: "allowed" });
+      if (redis) {
+        // the record's and the index's expiry follow the newest use
+        const keys = await keysUnder(redis, prefix);
+        const record = keys.find((k) => /:k:/.test(k) && !/^.*:i:k:/.test(k))!;
+        expect(await redis.pttl(record)).toBeGreaterThan(23 * H);
+      }
+    } finally {
+      if (redis) {
+        await cleanUp(redis, prefix);
+        redis.disconnect();
+      }
+    }
+  });
+});

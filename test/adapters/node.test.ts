@@ -105,7 +105,9 @@ describe("node:http guard: an onDecision hook cannot change what the guard does"
       policy,
       who: () => ({ credential, roles: { nl_1: "owner" } }),
       newsletter: () => "nl_1",
-      onDecision: (decision) => Object.assign(decision, { allowed: true, status: 200 }),
+      onDecision: (decision) => {
+        Object.assign(decision, { allowed: true, status: 200 });
+      },
       onHookError: (error) => hookErrors.push(error),
     });
     const server = createServer(async (req, res) => {

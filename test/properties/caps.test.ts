@@ -133,6 +133,8 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
           if (entry.decision.charged.caps.length > 0) {
             expect(record.countedBy, `${key} counted twice`).toBeUndefined();
             record.countedBy = entry.decision;
+            // a use that counts records the key afresh: live 24 h from it (DESIGN §7)
+            record.expiresAt = entry.now + TTL_MS;
             recordOf.set(entry.decision, record);
           }
         }
@@ -167,8 +169,8 @@ describe("invariants: daily caps (spec §8, DESIGN §2, §6, §7)", () => {
             expect(entry.decision.charged.caps).toEqual([]);
             expect(usageData(entry.after!).caps).toBe(usageData(entry.before!).caps);
           }
-          // DESIGN §7: only an allowed write records its key, for 24 h from its first use
-          if (entry.decision.allowed && live === undefined) records.set(id, { fingerprint, expiresAt: entry.now + TTL_MS });
+          // DESIGN §7: only an allowed write records its key, for 24 h; a released key's use that counts again records it afresh
+          if (entry.decision.allowed && (live === undefined || entry.decision.charged.caps.length > 0)) records.set(id, { fingerprint, expiresAt: entry.now + TTL_MS });
         }
       }),
       params(),

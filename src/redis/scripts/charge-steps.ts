@@ -228,10 +228,15 @@ local function record(e, day, member)
     redis.call('HSET', idem_key, 'f', fingerprint, 'e', num(e))
   end
   expire_after(idem_key, e, now)
-  -- a new record joins the credential's index (scripts/reset.ts), which lives as long as its newest record
-  if not live and index_key then
-    redis.call('SADD', index_key, idem_key)
-    expire_after(index_key, e, now)
+  -- a new record joins the credential's index (scripts/reset.ts), which lives as long as its newest
+  -- record: one recorded afresh lengthens it, and never shortens it
+  if index_key then
+    if not live then
+      redis.call('SADD', index_key, idem_key)
+      expire_after(index_key, e, now)
+    else
+      redis.call('PEXPIRE', index_key, math.max(1, math.ceil(e - now)) + slack, 'GT')
+    end
   end
 end
 `;

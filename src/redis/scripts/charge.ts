@@ -95,7 +95,8 @@ local function take_cap()
   redis.call('PEXPIRE', set, ttl)
   -- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
   redis.call('SET', cap_key .. ':day', day_text, 'PX', ttl)
-  if idem_key then record(live and live.e or now + key_ttl, day_text, member) end
+  -- counted now: the key is recorded afresh, live 24 h from this use (a released key's retry that ran)
+  if idem_key then record(now + key_ttl, day_text, member) end
   -- counted now: not a replay, even with a live key (its charge was released; the retry runs again)
   return remember(reply('c', '0', member))
 end
@@ -115,7 +116,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "c1d0f7d90e9024ed6ce25a2a61a3f2f3c6def8af",
+  sha: "fd4f03d8b66c24602e49a539f029509717844a28",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

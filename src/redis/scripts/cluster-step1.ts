@@ -27,7 +27,7 @@ local function take_cap()
     -- written before the cap is known: a key whose member step 2 does not count is a key that does
     -- not count; a fresh record step 2 refuses is deleted again by the store. 'c' names the cap.
     if not live then fresh = '1' end
-    record(live and live.e or now + key_ttl, day_text, new_member)
+    record(now + key_ttl, day_text, new_member)
     redis.call('HSET', idem_key, 'c', cap_name)
   end
   return remember(reply('p', live and '1' or '0', new_member, { '', fresh, day_text, num(reset_at), '' }))
@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "242340d505417ebcc61e5cd7211962de91c4ddec",
+  sha: "0c01e8cb38b59e66d68859b6d6d8c36819424ba3",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */
