@@ -62,6 +62,17 @@ export function wholeNumber(value: unknown, field: string, min: number, max = Nu
   return value;
 }
 
+/** The edit distance of two short names (a misspelling is within 2). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
 /** Every budget in policy order: the built-in ones with the host's sizes, then the host's. */
 export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] {
   if (options !== undefined && !isRecord(options)) throw new PolicyConfigError("budgets", "must be an object");
@@ -73,6 +84,10 @@ export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] 
     if (name === "__proto__") throw new PolicyConfigError(`budgets.${name}`, "is not a budget name an object can hold; give the budget another name");
     const given = options !== undefined && Object.hasOwn(options, name) ? record(options[name], `budgets.${name}`, "an object { limit, window }") : {};
     knownKeys(given, `budgets.${name}`, ["limit", "window"]);
+    // a budget of the host's own needs a window; one named like the spec's without it is a misspelling
+    // (audiance), which a message about its window would send the host the wrong way
+    const meant = Object.hasOwn(BUILT_IN_BUDGETS, name) || given.window !== undefined ? undefined : Object.keys(BUILT_IN_BUDGETS).find((b) => editDistance(b, name) <= 2);
+    if (meant !== undefined) throw new PolicyConfigError(`budgets.${name}`, `is not one of the spec's budgets (general, audience, write); did you mean ${meant}? A budget of your own needs a window, and an operation that charges it`);
     const base = Object.hasOwn(BUILT_IN_BUDGETS, name) ? BUILT_IN_BUDGETS[name] : undefined;
     const limit = wholeNumber(given.limit ?? base?.limit, `budgets.${name}.limit`, 1);
     const window = wholeNumber(given.window ?? base?.window, `budgets.${name}.window`, 1, WINDOW_MAX_SECONDS);

@@ -67,6 +67,14 @@ const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "
  */
 export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   knownKeys(record(options, "config", "an object of options"), "", OPTION_KEYS);
+  // a compiled config this copy did not make: its budgets are a list and its roles a Map, where the
+  // options hold objects (a message about budgets' shape would not say what went wrong)
+  if (Array.isArray(options.budgets) || options.roles instanceof Map) {
+    throw new PolicyConfigError(
+      "config",
+      "is a compiled config (what defineConfig returns) that this copy of newsletter-policy did not make: a copy of one ({ ...config }, structuredClone, JSON) or one from its other build (ESM and CommonJS loaded in one process). Pass defineConfig's result itself, or the options object",
+    );
+  }
   const budgets = resolveBudgets(options.budgets);
   const caps = resolveCaps(options.caps);
   if (options.onWarning !== undefined && typeof options.onWarning !== "function") throw new PolicyConfigError("onWarning", "must be a function (warning) => void");

@@ -281,6 +281,17 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
 });
 
 describe("a config is the policy's own once defineConfig made it (found by a review)", () => {
+  it("a copy of a compiled config, or one from the other build, throws naming what it is; a misspelt budget without a window is named as a misspelling (found by a new-user review)", () => {
+    const compiled = defineConfig({ docsUrl: "https://x.test/e" });
+    for (const copy of [{ ...compiled }, structuredClone({ ...compiled, roles: compiled.roles })]) {
+      expect(() => createPolicy({ config: copy as never })).toThrow(expect.objectContaining({ field: "config", message: expect.stringContaining("compiled config") }));
+      expect(() => evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config: copy as never })).toThrow(/compiled config/);
+    }
+    expect(() => defineConfig({ budgets: { audiance: { limit: 3 } } } as never)).toThrow(expect.objectContaining({ field: "budgets.audiance", message: expect.stringContaining("did you mean audience") }));
+    // a budget of the host's own with a window is still its own (charged by an operation it names)
+    expect(() => defineConfig({ budgets: { audiance: { limit: 3, window: 60 } } })).toThrow(expect.objectContaining({ message: expect.stringContaining("charged by no operation") }));
+  });
+
   const credential = key({ nl_1: { sending: "write" } });
   const sixAddresses = { method: "POST", path: "/articles/a_1/test-send", newsletter: "nl_1", body: { to: ["a@x", "b@x", "c@x", "d@x", "e@x", "f@x"] } };
   const send = { method: "POST", path: "/articles/a_1/send", newsletter: "nl_1" };
