@@ -95,6 +95,22 @@ function single(value: string | string[] | undefined): string | undefined {
 }
 
 /**
+ * A request target in absolute form (`http://host/path?query`, which a server must accept: RFC 9112
+ * §3.2.2) as its origin form (`/path?query`), as Express and Hono hand a handler its path: node:http
+ * and Fastify keep the whole target in `url`, and the policy refused it 400 (found by a new-user
+ * review). The path is taken as written, from the first `/`, `?` or `#` after the authority (which
+ * holds none of them): the policy judges it as it judges any path, dot segments and '#' included.
+ */
+export function originForm(target: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(target);
+  if (scheme === null) return target;
+  const rest = target.slice(scheme[0].length);
+  const end = rest.search(/[/?#]/);
+  if (end < 0) return "/";
+  return rest[end] === "/" ? rest.slice(end) : `/${rest.slice(end)}`;
+}
+
+/**
  * Tells `onDecision`. The decision is charged by now, so a throw or a rejection must not stop the
  * request from going on (an unanswered rejection would end the process; a throw sent to the
  * framework's error handling would skip the headers and the release of a failed send).

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, originForm, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -47,7 +47,7 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
       method: request.method,
       // with its raw query string: the policy judges it and request.query both (a custom
       // querystringParser's object, or a handler that reads the raw URL, gets nothing unjudged)
-      path: request.url,
+      path: originForm(request.url),
       query: request.query,
       header: (name) => request.headers[name],
       body: request.body,

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, isReplay, originForm, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
 
 /** Answers an allowed replay from the stored result (write to `res`); if it leaves `res` unanswered, the guard returns the decision. */
 export type NodeReplay = (decision: AllowedDecision, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -51,7 +51,7 @@ export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
   assertOptions(options);
   return async (req, res, body) => {
     const method = req.method ?? "GET";
-    const path = req.url ?? "/";
+    const path = originForm(req.url ?? "/");
     // guarded already by this policy at this method and path: charged once; the same decision, or undefined when it was answered
     const earlier = earlierDecision(req, options.policy, method, path);
     if (earlier !== undefined) return earlier.allowed ? earlier : undefined;

@@ -4,6 +4,7 @@
  * to it with fetch. The host pieces (authentication, owning newsletters, stored replay results,
  * handlers that fail on demand) are plain functions every framework's glue calls the same way.
  */
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isReplay } from "../../src/adapters/core.js";
 import { createPolicy, MemoryStore, type Credential, type Decision, type Policy, type PolicyStore, type Who } from "../../src/index.js";
@@ -212,6 +213,26 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       expect(subscribers.status).toBe(403);
       expect(subscribers.json.error).toMatchObject({ code: "insufficient_scope", allowed_values: ["audience: read"] });
       expect((await call("/me", "reader")).status).toBe(403);
+    });
+
+    it("an absolute-form request target (RFC 9112 §3.2.2: a server must accept it) is judged by its path and query as an origin-form one: 200 allowed, 403 on ?status=draft (found by a new-user review: node:http and Fastify answered every such request 400)", async () => {
+      const { hostname, port } = new URL(running.base);
+      const raw = (target: string) => {
+        requests++;
+        return new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), hostname, () => socket.end(`GET ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAuthorization: Bearer reader\r\nConnection: close\r\n\r\n`));
+          let text = "";
+          socket.on("data", (chunk) => (text += chunk));
+          socket.on("end", () => resolve(text));
+          socket.on("error", reject);
+        });
+      };
+      const allowed = await raw(`${running.base}/newsletters/nl_1/articles?status=sent`);
+      expect(allowed.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+      expect(allowed).toMatch(/ratelimit-remaining/i);
+      const refused = await raw(`${running.base}/newsletters/nl_1/articles?status=draft`);
+      expect(refused.split("\r\n")[0]).toBe("HTTP/1.1 403 Forbidden");
+      expect(refused).toContain('"param":"status"');
     });
 
     it("bracketed query names get past the reader view and expand checks (regression): ?[status]=draft, ?%5Bexpand%5D=subscriber, ?status[]=draft are refused", async () => {
