@@ -40,18 +40,24 @@ export function callHook(run: () => unknown, onError: ((error: unknown) => void)
 function ignore(): void {}
 
 /**
- * What a hook is shown of a decision: a copy, frozen through. The decision itself is the caller's
- * answer (and the adapters act on it after telling the hook): a hook that set `allowed`, changed a
- * status or a header, or dropped the release ticket would change what the request is answered, or
- * whether a failed send can be uncounted. Writing to the copy throws in strict mode (told to
- * `onHookError`) and changes nothing.
+ * A decision made read-only where it decides, before a hook sees it (in place: it is the caller's
+ * answer too, and the adapters act on it after telling the hook): the decision itself (`allowed`,
+ * `status`, which objects it holds), its headers, its error body and its release ticket. A hook that
+ * set `allowed`, changed a status or a header, or dropped the release ticket changed what the
+ * request was answered, or whether a failed send could be uncounted; now its write throws (strict
+ * mode), is told to `onHookError`, and changes nothing. `charged` and `reason` are left as they are:
+ * what they say is for logs. Not frozen through, nor copied: that cost a check with a hook
+ * 0.4–0.65 µs, this ~0.1 µs.
  */
-export function shownToHook<T>(value: T): T {
-  if (typeof value !== "object" || value === null) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(shownToHook)) as T;
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = shownToHook((value as Record<string, unknown>)[key]);
-  return Object.freeze(copy) as T;
+export function readOnly(decision: Decision): Decision {
+  if (Object.isFrozen(decision)) return decision;
+  Object.freeze(decision.headers);
+  if (decision.body !== undefined) {
+    Object.freeze(decision.body.error);
+    Object.freeze(decision.body);
+  }
+  if (decision.release !== undefined) Object.freeze(decision.release);
+  return Object.freeze(decision);
 }
 
 /** The hooks of a policy's options. */
@@ -61,15 +67,15 @@ export function hooksOf({ onDecision, onStoreError, onHookError }: Pick<CreatePo
   return {
     decided(decision) {
       if (onDecision !== undefined) {
-        const shown = shownToHook(decision);
-        hook(() => onDecision(shown), shown);
+        readOnly(decision);
+        hook(() => onDecision(decision), decision);
       }
       return decision;
     },
     storeFailed(error, decision) {
       if (onStoreError !== undefined) {
-        const shown = shownToHook(decision);
-        hook(() => onStoreError(error, shown), shown);
+        readOnly(decision);
+        hook(() => onStoreError(error, decision), decision);
       }
     },
   };

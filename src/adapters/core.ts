@@ -7,7 +7,7 @@
 import { holdsOwnParameters } from "../query.js";
 import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy-types.js";
-import { callHook, shownToHook } from "../hooks.js";
+import { callHook, readOnly } from "../hooks.js";
 import { errorBody } from "../render.js";
 import * as say from "../messages.js";
 import type { AllowedDecision, Decision, ErrorObject, PolicyRequest, RateLimitStatus, RefusedDecision, Who } from "../types.js";
@@ -118,9 +118,9 @@ export function originForm(target: string): string {
 function tell<Req>(options: AdapterOptions<Req, unknown>, decision: Decision, req: Req): void {
   const { onDecision, onHookError } = options;
   if (onDecision === undefined) return;
-  // a copy, frozen through: the adapter answers from `decision` after this (see shownToHook)
-  const shown = shownToHook(decision);
-  callHook(() => onDecision(shown, req), onHookError === undefined ? undefined : (error) => onHookError(error, shown, req));
+  // frozen through first: the adapter answers from `decision` after this (see readOnly)
+  readOnly(decision);
+  callHook(() => onDecision(decision, req), onHookError === undefined ? undefined : (error) => onHookError(error, decision, req));
 }
 
 /**

@@ -94,7 +94,7 @@ describe("node:http guard: a raw request target with a '#'", () => {
 
 // An adapter told its onDecision hook before it acted on the decision, and handed it the decision
 // itself: a hook that "normalised" allowed for its log schema let sends past the daily cap (found by
-// an operating review). The hook is shown a frozen copy.
+// an operating review). The decision is made read-only before the hook sees it.
 describe("node:http guard: an onDecision hook cannot change what the guard does", () => {
   it("a hook that sets allowed on every decision lets no send past a cap of 1; its writes go to onHookError", async () => {
     const policy = createPolicy({ store: new MemoryStore(), config: { caps: { dispatch: { limit: 1 } } } });

@@ -26,8 +26,9 @@ describe.each(["MemoryStore", "RedisStore"] as const)("onDecision over %s", (way
       await policy.check(get("/nowhere"), who),
     ];
     expect(seen).toHaveLength(returned.length);
-    // each a copy of the decision answered, frozen through (docs/operating.md, Telemetry)
-    seen.forEach((d, i) => expect(d).toEqual(returned[i]));
+    // each the decision answered, frozen through (docs/operating.md, Telemetry)
+    seen.forEach((d, i) => expect(d).toBe(returned[i]));
+    for (const d of seen) expect(Object.isFrozen(d) && Object.isFrozen(d.headers)).toBe(true);
     expect(seen.map((d) => d.reason.rule)).toEqual(["allowed", "budget_spent", "no_reach", "allowed", "allowed", "unknown_operation"]);
     expect(seen[4]!.reason).toEqual({ rule: "allowed", replay: true });
   });
@@ -46,10 +47,10 @@ describe.each(["MemoryStore", "RedisStore"] as const)("onDecision over %s", (way
     expect(d.allowed).toBe(true);
     expect(errors).toHaveLength(1);
     expect(errors[0]![0]).toMatchObject({ message: "metrics exporter down" });
-    expect(errors[0]![1]).toEqual(d);
+    expect(errors[0]![1]).toBe(d);
   });
 
-  it("a hook cannot change the answer: it is shown a frozen copy, so setting allowed or dropping the release ticket changes nothing (found by an operating review)", async () => {
+  it("a hook cannot change the answer: the decision is frozen through before it is shown, so setting allowed or dropping the release ticket changes nothing (found by an operating review)", async () => {
     const errors: unknown[] = [];
     const policy = createPolicy({
       store: store(),
@@ -69,7 +70,7 @@ describe.each(["MemoryStore", "RedisStore"] as const)("onDecision over %s", (way
     await policy.check(post("/articles/a_2/send", { newsletter: "nl_1" }), sender);
     const over = await policy.check(post("/articles/a_3/send", { newsletter: "nl_1" }), sender);
     expect(over).toMatchObject({ status: 429, allowed: false, reason: { rule: "daily_cap" } });
-    expect(errors.length).toBe(3); // each write to the frozen copy threw (strict mode), told to onHookError
+    expect(errors.length).toBe(3); // each write to the read-only decision threw (strict mode), told to onHookError
   });
 
   it("an onHookError whose promise rejects is dropped: no unhandled rejection (which ends a Node process)", async () => {
