@@ -136,6 +136,8 @@ function checkShape(spec: OperationSpec, field: string): void {
   if (!isRecord(spec)) throw new PolicyConfigError(field, "must be an operation object");
   knownKeys(spec as unknown as Record<string, unknown>, field, OPERATION_KEYS);
   if (typeof spec.id !== "string" || spec.id === "") throw new PolicyConfigError(`${field}.id`, "must be a non-empty string");
+  // an id becomes a property name (permitted's filters and expand): not one that sets a prototype (found by a permissions review)
+  if (spec.id === "__proto__") throw new PolicyConfigError(`${field}.id`, "is not an id an object can hold; give the operation another id");
   if (spec.budgets !== undefined && (!Array.isArray(spec.budgets) || spec.budgets.some((b) => typeof b !== "string"))) {
     throw new PolicyConfigError(`${field}.budgets`, "must be an array of budget names");
   }

@@ -9,7 +9,7 @@ import type { PolicyOptions } from "./config-types.js";
 import { assertCredential, assertRoles } from "./host-input.js";
 import type { Method } from "./catalogue.js";
 import { plan, type Plan } from "./plan.js";
-import type { PolicyRequest, Requirement, Who } from "./types.js";
+import type { PolicyRequest, Requirement, Roles, Who } from "./types.js";
 
 /** Why an operation would be refused, as `evaluate` would answer it (status, code and message). */
 export interface PermittedRefusal {
@@ -92,6 +92,26 @@ function refusalOf(planned: Plan): PermittedRefusal | undefined {
 }
 
 /**
+ * `roles` with the newsletter's role read once: every operation of one answer is decided with the
+ * same role, also when a role function answers differently while a role changes (it was asked once
+ * per operation, and one answer mixed `view: "full"` with operations refused as not reached: found by
+ * a permissions review).
+ */
+function roleAskedOnce(roles: Roles, newsletter: string): Roles {
+  if (typeof roles !== "function") return roles;
+  let asked = false;
+  let role: string | undefined;
+  return (id) => {
+    if (id !== newsletter) return roles(id);
+    if (!asked) {
+      role = roles(id);
+      asked = true;
+    }
+    return role;
+  };
+}
+
+/**
  * Lists what a credential may do on one newsletter: every operation of the catalogue with allowed
  * or the refusal it would get, the filter values and expand paths it may use, and its view. Pure:
  * it charges nothing and reads no counters, and it agrees with what `evaluate` answers for the
@@ -111,7 +131,8 @@ export function permitted(who: Who, newsletter: string, config?: PolicyConfig | 
   const resolved = resolveConfig(config);
   assertCredential(who?.credential);
   assertRoles(who.roles);
-  const { credential, roles } = who;
+  const { credential } = who;
+  const roles = roleAskedOnce(who.roles, newsletter);
   const ask = (op: CompiledOperation, query = ""): Plan => plan(resolved, probe(op, newsletter, query), credential, roles);
 
   let view: Permissions["view"];

@@ -12,6 +12,11 @@ import type { NormalRequest } from "./request.js";
  */
 export type RouteTable = ReadonlyMap<string, readonly (readonly CompiledOperation[] | undefined)[]>;
 
+/** Two template segments that can match one request word: a parameter, or the same word whatever its case. */
+function sameWord(a: string | null | undefined, b: string | null | undefined): boolean {
+  return a === null || b === null || (a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase());
+}
+
 /**
  * Builds the route table. Two operations may not share an id or match the same requests.
  *
@@ -35,8 +40,11 @@ export function buildRoutes(operations: readonly CompiledOperation[], entries: r
     // A host operation sits beside the built-ins, never over them: one that can match a built-in's
     // requests with more fixed words is matched first, and the built-in's permission, budgets, daily
     // cap and newsletter check would not run for them (found by a review: a credential without
-    // grants listed subscribers, and 40 sends went past a cap of 25). Built-ins come first.
-    const shadowed = builtIns.has(op) ? undefined : list.find((other) => builtIns.has(other) && other.segments.every((s, j) => s === null || op.segments[j] === null || s === op.segments[j]));
+    // grants listed subscribers, and 40 sends went past a cap of 25). Built-ins come first. Words
+    // are compared whatever their case: Express routes /Articles/a/send to an /articles/:id/send
+    // handler, so a host's POST /Articles/{article}/send sent without sending: write and past the
+    // daily cap (found by a permissions review).
+    const shadowed = builtIns.has(op) ? undefined : list.find((other) => builtIns.has(other) && other.segments.every((s, j) => sameWord(s, op.segments[j])));
     if (shadowed) {
       throw new PolicyConfigError(`${field}.path`, `matches requests of the built-in "${shadowed.id}" (${shadowed.spec.method} ${shadowed.spec.path}), whose rules must hold for them (spec §4); choose a path no built-in matches`);
     }

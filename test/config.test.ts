@@ -325,6 +325,10 @@ describe("a config cannot take a request past a rule the spec states (found by a
       { id: "nl1.subscribers.export", method: "GET", path: "/newsletters/nl_1/subscribers" },
       { id: "launch.send", method: "POST", path: "/articles/launch/send", needs: "sending: write" },
       { id: "subscribers.export", method: "GET", path: "/subscribers/export" },
+      // the same words in another case: Express's router matches them (found by a permissions review)
+      { id: "legacy.send", method: "POST", path: "/Articles/{article}/send", needs: "content: read" },
+      { id: "legacy.send", method: "POST", path: "/articles/{article}/SEND", needs: "content: read" },
+      { id: "legacy.subscribers", method: "GET", path: "/Newsletters/{newsletter}/subscribers", needs: "content: read" },
     ] as const) {
       let thrown: unknown;
       try {
@@ -338,6 +342,11 @@ describe("a config cannot take a request past a rule the spec states (found by a
     // beside the built-ins: another method, another fixed word, another shape
     expect(() => defineConfig({ operations: [{ id: "subscribers.purge", method: "DELETE", path: "/newsletters/{newsletter}/subscribers", needs: "audience: write" }] })).not.toThrow();
     expect(() => defineConfig({ operations: [{ id: "exports.list", method: "GET", path: "/newsletters/{newsletter}/exports", needs: "audience: read" }] })).not.toThrow();
+  });
+
+  it("an operation id of __proto__ throws naming it: permitted's filters and expand are keyed by id, and it set their prototype (found by a permissions review)", () => {
+    expect(() => defineConfig({ operations: [{ id: "__proto__", method: "GET", path: "/newsletters/{newsletter}/drafts", needs: "content: read" }] })).toThrow(expect.objectContaining({ field: "operations[0].id" }));
+    expect(() => defineConfig({ operations: [{ id: "constructor", method: "GET", path: "/newsletters/{newsletter}/drafts", needs: "content: read" }] })).not.toThrow();
   });
 
   it("spec §2, §5: account: read on a newsletter's operation (replacing an unstated permission, or a host path with {newsletter}) throws naming needs", () => {

@@ -136,3 +136,14 @@ describe("permitted: what a credential may do on a newsletter (spec §2, §5, §
     );
   });
 });
+
+describe("permitted asks a role function once per answer (found by a permissions review)", () => {
+  it("a role that changes while permitted runs gives one role to every operation: no view full beside operations refused as not reached", () => {
+    let calls = 0;
+    const roles = () => (++calls === 1 ? "owner" : undefined);
+    const p = permitted({ credential: { id: "k", kind: "api_key", newsletters: { nl_1: { sending: "write" } } }, roles }, "nl_1");
+    expect(calls).toBe(1);
+    expect(p.view).toBe("full");
+    expect(p.operations.find((o) => o.id === "articles.send")).toMatchObject({ allowed: true });
+  });
+});
