@@ -56,6 +56,7 @@ export type {
   BudgetReport,
   RateLimitStatus,
   Reason,
+  NoReplay,
   Charged,
   ReleaseTicket,
   Decision,

@@ -138,26 +138,32 @@ export type Reason =
    * and do not execute it again (do not send twice); it was counted toward no daily cap again.
    */
   | { rule: "allowed"; replay?: true }
-  | { rule: "malformed_request"; param: string; detail: string }
-  | { rule: "unknown_operation"; method: string; path: string }
-  | { rule: "budget_spent"; budget: string; spent: BudgetReport[] }
-  | {
+  | NoReplay<{ rule: "malformed_request"; param: string; detail: string }>
+  | NoReplay<{ rule: "unknown_operation"; method: string; path: string }>
+  | NoReplay<{ rule: "budget_spent"; budget: string; spent: BudgetReport[] }>
+  | NoReplay<{
       rule: "no_reach";
       newsletter: string | undefined;
       cause: "not_granted" | "no_role" | "unknown_role" | "unresolved";
-    }
-  | {
+    }>
+  | NoReplay<{
       rule: "insufficient_scope";
       /** The row of spec §7's `insufficient_scope` table. */
       case: 1 | 2 | 3 | 4 | 5 | 6 | 7;
       needed: Requirement;
       held: string[];
       param?: string;
-    }
-  | { rule: "invalid_input"; param: string; detail: string }
-  | { rule: "idempotency_conflict"; key: string }
-  | { rule: "daily_cap"; cap: CapName; limit: number; count: number; resetAt: number }
-  | { rule: "store_unavailable"; failOpen: boolean; error: string };
+    }>
+  | NoReplay<{ rule: "invalid_input"; param: string; detail: string }>
+  | NoReplay<{ rule: "idempotency_conflict"; key: string }>
+  | NoReplay<{ rule: "daily_cap"; cap: CapName; limit: number; count: number; resetAt: number }>
+  | NoReplay<{ rule: "store_unavailable"; failOpen: boolean; error: string }>;
+
+/**
+ * A reason that is never a replay: `replay` is there to be read on any reason
+ * (`decision.reason.replay`, DESIGN §7), undefined on all but an allowed one.
+ */
+export type NoReplay<T> = T & { replay?: undefined };
 
 /** What a request was charged: budget names and cap names (DESIGN: the decision's own lists). */
 export interface Charged {

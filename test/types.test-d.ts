@@ -105,3 +105,11 @@ describe("public types", () => {
     expectTypeOf<[B, K, W, C]>().not.toBeNever();
   });
 });
+
+describe("DESIGN §7: reason.replay", () => {
+  it("reads on any decision's reason without narrowing it first (found by a contract review): true on a flagged replay, undefined otherwise", () => {
+    const decision = evaluate({ method: "GET", path: "/me" }, { ...state, credential: who.credential }).decision;
+    expectTypeOf(decision.reason.replay).toEqualTypeOf<true | undefined>();
+    expectTypeOf(decision.reason?.replay).toEqualTypeOf<true | undefined>();
+  });
+});
