@@ -86,7 +86,19 @@ export interface DescriptorRead {
   readonly requestId: unknown;
   /** The first field that could not be read (a getter, or a Proxy trap that threw). */
   readonly unreadable: string | undefined;
+  /** The descriptor asked for its `query` object and its path's query string both to be judged ({@link BOTH_QUERIES}). */
+  readonly bothQueries: boolean;
 }
+
+/**
+ * Set (to true) by the adapters on the descriptors they build: the `query` object and the path's
+ * query string are both judged, since a handler may read either (the framework's parsed object, or
+ * the raw URL when the host's parser is off or custom), and each name's values are taken from
+ * either. A descriptor a host builds gets DESIGN's `query`: when given, used instead of the path's
+ * query. A registered symbol, so that an adapter and a policy loaded from the package's two builds
+ * agree; a host that sets it only has more judged.
+ */
+export const BOTH_QUERIES: unique symbol = Symbol.for("newsletter-policy.bothQueries");
 
 /** A descriptor as read: the private brand tells it apart from a host's object (a Proxy cannot fake it). */
 class Read implements DescriptorRead {
@@ -99,6 +111,7 @@ class Read implements DescriptorRead {
   newsletter: unknown = undefined;
   requestId: unknown = undefined;
   unreadable: string | undefined = undefined;
+  bothQueries = false;
 
   static is(value: object): value is Read {
     return #brand in value; // no Proxy trap runs for a private brand check
@@ -139,6 +152,7 @@ export function readDescriptor(input: unknown): DescriptorRead {
   out.body = readField(out, object, "body");
   out.newsletter = readField(out, object, "newsletter");
   out.requestId = readField(out, object, "requestId");
+  if (query !== undefined) out.bothQueries = ownValue(object, BOTH_QUERIES) === true;
   if (query !== undefined) {
     out.query =
       typeof query !== "object" || query === null
@@ -249,17 +263,22 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   }
   const read = readPath(rawPath);
   if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown(rawPath) };
-  // A `query` object and the path's query string are both judged: a handler may read either (the
-  // framework's parsed object, or the raw URL when the host's parser is off or custom)
+  // DESIGN: a `query` object, when given, is used instead of the path's query string; an adapter's
+  // descriptor asks for both to be judged (BOTH_QUERIES): a handler may read either
   const fromObject = request.query;
-  const fromPath = read.query;
+  const fromPath = fromObject === undefined || request.bothQueries ? read.query : EMPTY_QUERY;
   for (const q of [fromObject, fromPath]) {
     if (q !== undefined && !(q instanceof Map)) {
       const bad = q as { param: string; detail: string };
       return { param: bad.param, detail: bad.detail, method, path: shown(rawPath) };
     }
   }
-  const query = fromObject === undefined ? (fromPath as ReadonlyMap<string, readonly string[]>) : bothQueries(fromObject as ReadonlyMap<string, readonly string[]>, fromPath as ReadonlyMap<string, readonly string[]>);
+  const query =
+    fromObject === undefined
+      ? (fromPath as ReadonlyMap<string, readonly string[]>)
+      : request.bothQueries
+        ? bothQueries(fromObject as ReadonlyMap<string, readonly string[]>, fromPath as ReadonlyMap<string, readonly string[]>)
+        : (fromObject as ReadonlyMap<string, readonly string[]>);
 
   const rawNewsletter = request.newsletter;
   // DESIGN §10: a wrong type is bad input, named; null is a lookup that found none (absent, as undefined)

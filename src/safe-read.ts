@@ -17,7 +17,7 @@ export function decode(text: string): string | null {
 export const UNREADABLE: unique symbol = Symbol("unreadable");
 
 /** An own data property, read once; `UNREADABLE` when it is an accessor or a trap throws. */
-export function ownValue(object: object, name: string): unknown {
+export function ownValue(object: object, name: PropertyKey): unknown {
   try {
     // most fields are absent: the own-property test is a fast builtin, the descriptor an allocation
     if (!Object.hasOwn(object, name)) return undefined;
@@ -31,7 +31,7 @@ export function ownValue(object: object, name: string): unknown {
  * {@link ownValue} without the own-property test first, for a property that is usually there (a
  * descriptor's `method` and `path`): the test pays off only for absent ones.
  */
-export function presentValue(object: object, name: string): unknown {
+export function presentValue(object: object, name: PropertyKey): unknown {
   try {
     const property = Object.getOwnPropertyDescriptor(object, name);
     if (property === undefined) return undefined;

@@ -69,10 +69,10 @@ export interface PolicyRequest {
   /** Request path; a query string is allowed, e.g. `/newsletters/nl_1/subscribers?limit=100`. */
   path: string;
   /**
-   * Parsed query (the framework's `req.query`). When the path carries a query string too, both are
-   * judged (a handler may read either): each name's values from either, so a filter or `limit` in
-   * one of them cannot be hidden behind the other (a departure from "used instead of the path's
-   * query", for safety: see the decisions in the docs). An Idempotency-Key is bound to this object.
+   * Parsed query (the framework's `req.query`): when given, used instead of the path's query string.
+   * Pass the object your handlers read. (The adapters, whose handlers may read the parsed object or
+   * the raw URL, have both judged: each name's values from either.) An Idempotency-Key is bound to
+   * this object.
    */
   query?: Readonly<Record<string, string | readonly string[]>>;
   /** The `Idempotency-Key` header. */

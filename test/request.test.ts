@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Session, get, key, post } from "./fixtures.js";
-import { readDescriptor } from "../src/request.js";
+import { BOTH_QUERIES, readDescriptor } from "../src/request.js";
 
 const s = () => new Session(key({ nl_1: { content: "write", audience: "write", sending: "write", insights: "read" } }, true), { nl_1: "owner" });
 
@@ -83,12 +83,19 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     expect(both(`limit=10&cursor=${cursor.slice(0, 4000)}&after=${cursor.slice(0, 4000)}`, { limit: "10", cursor: cursor.slice(0, 4000), after: cursor.slice(0, 4000) }).allowed).toBe(true);
   });
 
-  it("a query object and the path's query string are both judged; a query object that keeps its entries elsewhere (URLSearchParams, Map) is refused naming query (found by a security review: both let a read-only key's status=draft pass)", () => {
+  it("DESIGN: a query object, when given, is used instead of the path's query; an adapter's descriptor (BOTH_QUERIES) has both judged; a query object that keeps its entries elsewhere (URLSearchParams, Map) is refused naming query (found by a security review: it let a read-only key's status=draft pass)", () => {
     const reader = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
-    expect(reader.run(get("/newsletters/nl_1/articles?status=draft", { query: {} })).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
-    expect(reader.run(get("/newsletters/nl_1/articles?status=sent", { query: { tag: "x" } })).body?.error).toMatchObject({ param: "tag" });
+    // DESIGN's PolicyRequest.query: the object is the query (found by a contract review: both were judged)
+    expect(reader.run(get("/newsletters/nl_1/articles?status=draft", { query: {} })).allowed).toBe(true);
+    expect(reader.run(get("/newsletters/nl_1/articles?status=draft", { query: { status: "sent" } }))).toMatchObject({ allowed: true, view: "reader" });
+    expect(reader.run(get("/newsletters/nl_1/articles?limit=abc", { query: { limit: "10" } })).allowed).toBe(true);
+    expect(reader.run(get("/newsletters/nl_1/articles?status=sent", { query: { status: "draft" } })).body?.error).toMatchObject({ param: "status" });
+    // an adapter's descriptor: a handler may read either, so each name's values come from either
+    const both = (path: string, query: Record<string, string>) => ({ ...get(path, { query }), [BOTH_QUERIES]: true });
+    expect(reader.run(both("/newsletters/nl_1/articles?status=draft", {})).body?.error).toMatchObject({ code: "insufficient_scope", param: "status" });
+    expect(reader.run(both("/newsletters/nl_1/articles?status=sent", { tag: "x" })).body?.error).toMatchObject({ param: "tag" });
     // the same parameter read twice is one value: limit=10 in both is one limit
-    expect(reader.run(get("/newsletters/nl_1/articles?limit=10&status=sent", { query: { limit: "10", status: "sent" } })).allowed).toBe(true);
+    expect(reader.run(both("/newsletters/nl_1/articles?limit=10&status=sent", { limit: "10", status: "sent" })).allowed).toBe(true);
     for (const query of [new URLSearchParams("status=draft"), new Map([["status", "draft"]]), new URLSearchParams("")]) {
       expect(reader.run(get("/newsletters/nl_1/articles", { query: query as never })).body?.error, String(query)).toMatchObject({ code: "invalid_request", param: "query" });
     }
@@ -166,7 +173,7 @@ describe("the descriptor is read field by field, each in its own try/catch (held
   };
 
   /** The rule written out: each field in its own try/catch, own data properties only, in order; method and path (usually there) by their descriptor alone, the others after an own-property test. */
-  function byRule(input: unknown): { values: unknown[]; unreadable: string | undefined } {
+  function byRule(input: unknown): { values: unknown[]; unreadable: string | undefined; both: boolean } {
     const values: unknown[] = [];
     let unreadable: string | undefined;
     for (const field of FIELDS) {
@@ -188,7 +195,19 @@ describe("the descriptor is read field by field, each in its own try/catch (held
       if (bad) unreadable ??= SHOWN[field] ?? field;
       values.push(bad ? undefined : value);
     }
-    return { values, unreadable };
+    // an adapter's BOTH_QUERIES: read only when a query was read, as an own data value; never unreadable
+    let both = false;
+    if (values[2] !== undefined && ((typeof input === "object" && input !== null) || typeof input === "function")) {
+      try {
+        if (Object.hasOwn(input, BOTH_QUERIES)) {
+          const property = Object.getOwnPropertyDescriptor(input, BOTH_QUERIES);
+          both = property !== undefined && "value" in property && property.value === true;
+        }
+      } catch {
+        both = false;
+      }
+    }
+    return { values, unreadable, both };
   }
 
   /** One field: absent, a data value (enumerable or not), a getter (throwing or not), inherited. */
@@ -248,6 +267,7 @@ describe("the descriptor is read field by field, each in its own try/catch (held
         const expected = byRule(forRule.input);
         const read = readDescriptor(forRead.input);
         expect(read.unreadable).toBe(expected.unreadable);
+        expect(read.bothQueries).toBe(expected.both);
         const got = [read.method, read.path, undefined, read.idempotencyKey, read.body, read.newsletter, read.requestId];
         FIELDS.forEach((field, i) => {
           if (field !== "query") expect(Object.is(got[i], expected.values[i]), field).toBe(true);

@@ -4,6 +4,7 @@
  * query, headers and body, and how it answers; everything else is here. Imports no `node:` module,
  * so it runs on any runtime with the Fetch API.
  */
+import { BOTH_QUERIES } from "../request.js";
 import { holdsOwnParameters } from "../query.js";
 import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy-types.js";
@@ -146,9 +147,11 @@ export function earlierDecision(req: object, policy: Policy, method: string, pat
 export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Req, incoming: Incoming): Promise<Outcome> {
   const who = await options.who(req);
   const newsletter = options.newsletter === undefined ? undefined : await options.newsletter(req);
-  const request: PolicyRequest = {
+  const request: PolicyRequest & { [BOTH_QUERIES]?: true } = {
     method: incoming.method,
     path: incoming.path,
+    // the parsed query and the raw query string in the path are both judged: a handler may read either
+    [BOTH_QUERIES]: true,
     // untrusted: the policy reads it defensively and refuses what is not strings (400). A query that
     // does not hold its parameters as properties (a custom parser's URLSearchParams or Map) is left to
     // the raw query string in `path`, which holds the same parameters and is judged as every common
