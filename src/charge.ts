@@ -7,21 +7,44 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
-const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
+/** A budget's window as read: its figures, and the start a charge keeps it at. */
+interface OpenWindow extends WindowReading {
+  readonly start: number;
+}
+
+const NO_WINDOW: OpenWindow = { count: 0, resetAt: 0, start: 0 };
 
 /**
  * Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). A window
- * never starts after `now`: one started by a clock that has since stepped back is read as starting
- * now, keeping its count, so that its reset is never further away than one window (a clock stepped
- * back an hour, or a request stamped days ahead, cannot lock a credential out for longer).
+ * stamped after `now` was opened by a clock ahead of this one:
+ *
+ * - by less than a window (another host's clock, or this one before a small step back): it keeps
+ *   its start. A host behind that moved the start back to its own `now` made the window end that
+ *   much sooner for the hosts ahead, and hosts a window apart then admitted without end (found by a
+ *   multi-process drill: 300 of 300 reads on a budget of 60);
+ * - by more than a window (a clock stepped back an hour, a request stamped days ahead): it is read
+ *   as starting now, keeping its count, so that it locks a credential out for no longer than one
+ *   window.
+ *
+ * Its reset is read as at most one window away either way (what RateLimit-Reset and Retry-After
+ * say): by the clock of the host reading it, the window it keeps may end up to that much later.
  */
 export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number): WindowReading {
+  const w = openWindow(tx, budget, now);
+  return w === NO_WINDOW ? NO_READING : { count: w.count, resetAt: w.resetAt };
+}
+
+const NO_READING: WindowReading = { count: 0, resetAt: 0 };
+
+/** {@link readWindow}, with the start a charge keeps the window at. */
+function openWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number): OpenWindow {
   const record = tx.window(budget);
   const windowMs = budget.windowMs;
   // ended by its size now, or by the size it was last charged with (a plan that grew the window after
   // it ended does not reopen it: every store forgets a window when that size says it ended)
   if (record === undefined || now >= record.start + windowMs || (record.expiresAt !== undefined && now >= record.expiresAt)) return NO_WINDOW;
-  return { count: record.count, resetAt: (record.start > now ? now : record.start) + windowMs };
+  const start = record.start > now + windowMs ? now : record.start;
+  return { count: record.count, resetAt: (start > now ? now : start) + windowMs, start };
 }
 
 /** Checks and charges one request inside a transaction. */
@@ -29,25 +52,25 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
   const { now, budgets } = request;
   const n = budgets.length;
   // one list, sized once: the readings, then (when every budget has room) the windows as charged
-  const windows = new Array<WindowReading>(n);
+  const windows = new Array<OpenWindow>(n);
   let spent = false;
   for (let i = 0; i < n; i++) {
     const b = budgets[i]!;
-    const w = readWindow(tx, b, now);
+    const w = openWindow(tx, b, now);
     windows[i] = w;
     if (w.count >= b.limit) spent = true;
   }
   // DESIGN §2: a request refused because a budget is spent charges nothing
-  if (spent) return { kind: "budget_spent", windows };
+  if (spent) return { kind: "budget_spent", windows: windows.map((w) => ({ count: w.count, resetAt: w.resetAt })) };
 
-  const charged = windows;
+  const charged: WindowReading[] = windows;
   for (let i = 0; i < n; i++) {
     const budget = budgets[i]!;
     const w = windows[i]!;
-    // a window starts at its first charge (or now, when it was stamped later: see readWindow)
-    const start = w.count === 0 ? now : w.resetAt - budget.windowMs;
+    // a window starts at its first charge, and keeps the start readWindow read (see there)
+    const start = w.count === 0 ? now : w.start;
     tx.setWindow(budget, { start, count: w.count + 1 });
-    charged[i] = { count: w.count + 1, resetAt: start + budget.windowMs };
+    charged[i] = { count: w.count + 1, resetAt: (start > now ? now : start) + budget.windowMs };
   }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };
 

@@ -4,7 +4,7 @@
  * in the charge script and in the read script (`GET /rate-limit`), as in MemoryStore and `evaluate`.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { createPolicy } from "../../src/index.js";
+import { createPolicy, MemoryStore } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { get, key } from "../fixtures.js";
 import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
@@ -32,4 +32,35 @@ describe("issue 8 defect 1 on Redis (clock: host)", () => {
     expect(status.budgets.general!.reset).toBeLessThanOrEqual(60);
     expect(status.budgets.general!.remaining).toBe(0);
   });
+});
+
+// Hosts sharing one store, their clocks apart by less than a window: a host behind read a window
+// stamped ahead of it as starting at its own now and wrote that start back, so the window ended that
+// much sooner for the hosts ahead; two hosts 30.5 s apart admitted 930 of 930 reads on a budget of 60
+// a minute, and 61 s apart 300 of 300 (found by a multi-process drill). A window less than a window
+// ahead keeps its start now.
+describe("hosts whose clocks are apart by less than a window admit no more than the budget", () => {
+  for (const [name, makeStore] of [
+    ["MemoryStore", () => new MemoryStore()],
+    ["RedisStore", () => new RedisStore({ redis: ioredisCall(redis), prefix: `${prefix}skew${Math.random()}:`, clock: "host" })],
+  ] as const) {
+    it(`${name}: two hosts 30.5 s apart, 300 audience reads in turn over 120 s: 60 a minute, 120 in all (spec §8)`, async () => {
+      const store = makeStore();
+      let real = Date.UTC(2026, 10, 23, 10);
+      const ahead = createPolicy({ store, clock: () => real });
+      const behind = createPolicy({ store, clock: () => real - 30_500 });
+      const credential = key({ nl_1: { audience: "read" } }, false, `key_skew_${name}`);
+      let allowed = 0;
+      for (let i = 0; i < 300; i++) {
+        const d = await (i % 2 === 0 ? ahead : behind).check(get("/newsletters/nl_1/subscribers"), { credential, roles: { nl_1: "owner" } });
+        if (d.allowed) allowed++;
+        else {
+          expect(d.status).toBe(429);
+          expect(Number(d.headers["Retry-After"])).toBeLessThanOrEqual(60);
+        }
+        real += 400;
+      }
+      expect(allowed).toBe(120);
+    });
+  }
 });

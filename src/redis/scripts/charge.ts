@@ -116,7 +116,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "fd4f03d8b66c24602e49a539f029509717844a28",
+  sha: "01ff378c530de02a084f48cbb495b032e7af2563",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -29,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "243a24dd95dc28d743a6bca2774598a1aced18a0",
+  sha: "6542859ce55ab018d2142e2a930f1e8f0909da03",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */
