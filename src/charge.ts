@@ -7,12 +7,14 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
-/** A budget's window as read: its figures, and the start a charge keeps it at. */
-interface OpenWindow extends WindowReading {
-  readonly start: number;
-}
+const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
 
-const NO_WINDOW: OpenWindow = { count: 0, resetAt: 0, start: 0 };
+/**
+ * Each open window's kept start, by budget, as {@link runCharge} read them (for the charge that
+ * follows the reads): the readings stay `{ count, resetAt }`, what a refusal's outcome holds, and
+ * the starts are numbers in place, not objects. Grown when a request has more budgets.
+ */
+let STARTS = new Float64Array(8);
 
 /**
  * Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). A window
@@ -30,21 +32,19 @@ const NO_WINDOW: OpenWindow = { count: 0, resetAt: 0, start: 0 };
  * say): by the clock of the host reading it, the window it keeps may end up to that much later.
  */
 export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number): WindowReading {
-  const w = openWindow(tx, budget, now);
-  return w === NO_WINDOW ? NO_READING : { count: w.count, resetAt: w.resetAt };
+  return readOpen(tx, budget, now, -1);
 }
 
-const NO_READING: WindowReading = { count: 0, resetAt: 0 };
-
-/** {@link readWindow}, with the start a charge keeps the window at. */
-function openWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number): OpenWindow {
+/** {@link readWindow}, keeping the start of an open window at `STARTS[i]` (i ≥ 0). */
+function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number, i: number): WindowReading {
   const record = tx.window(budget);
   const windowMs = budget.windowMs;
   // ended by its size now, or by the size it was last charged with (a plan that grew the window after
   // it ended does not reopen it: every store forgets a window when that size says it ended)
   if (record === undefined || now >= record.start + windowMs || (record.expiresAt !== undefined && now >= record.expiresAt)) return NO_WINDOW;
   const start = record.start > now + windowMs ? now : record.start;
-  return { count: record.count, resetAt: (start > now ? now : start) + windowMs, start };
+  if (i >= 0) STARTS[i] = start;
+  return { count: record.count, resetAt: (start > now ? now : start) + windowMs };
 }
 
 /** Checks and charges one request inside a transaction. */
@@ -52,23 +52,24 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
   const { now, budgets } = request;
   const n = budgets.length;
   // one list, sized once: the readings, then (when every budget has room) the windows as charged
-  const windows = new Array<OpenWindow>(n);
+  const windows = new Array<WindowReading>(n);
+  if (STARTS.length < n) STARTS = new Float64Array(n);
   let spent = false;
   for (let i = 0; i < n; i++) {
     const b = budgets[i]!;
-    const w = openWindow(tx, b, now);
+    const w = readOpen(tx, b, now, i);
     windows[i] = w;
     if (w.count >= b.limit) spent = true;
   }
   // DESIGN §2: a request refused because a budget is spent charges nothing
-  if (spent) return { kind: "budget_spent", windows: windows.map((w) => ({ count: w.count, resetAt: w.resetAt })) };
+  if (spent) return { kind: "budget_spent", windows };
 
-  const charged: WindowReading[] = windows;
+  const charged = windows;
   for (let i = 0; i < n; i++) {
     const budget = budgets[i]!;
     const w = windows[i]!;
     // a window starts at its first charge, and keeps the start readWindow read (see there)
-    const start = w.count === 0 ? now : w.start;
+    const start = w.count === 0 ? now : STARTS[i]!;
     tx.setWindow(budget, { start, count: w.count + 1 });
     charged[i] = { count: w.count + 1, resetAt: (start > now ? now : start) + budget.windowMs };
   }
