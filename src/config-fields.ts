@@ -5,6 +5,7 @@
 import type { BudgetSpec, PolicyOptions } from "./config-types.js";
 import type { BudgetOptions } from "./types.js";
 import { PolicyConfigError } from "./errors.js";
+import { distance } from "./host-input.js";
 import { FAMILIES, LEVELS } from "./permissions.js";
 import type { CapName, Family, Level } from "./types.js";
 
@@ -62,17 +63,6 @@ export function wholeNumber(value: unknown, field: string, min: number, max = Nu
   return value;
 }
 
-/** The edit distance of two short names (a misspelling is within 2). */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length]!;
-}
-
 /** Every budget in policy order: the built-in ones with the host's sizes, then the host's. */
 export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] {
   if (options !== undefined && !isRecord(options)) throw new PolicyConfigError("budgets", "must be an object");
@@ -86,7 +76,7 @@ export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] 
     knownKeys(given, `budgets.${name}`, ["limit", "window"]);
     // a budget of the host's own needs a window; one named like the spec's without it is a misspelling
     // (audiance), which a message about its window would send the host the wrong way
-    const meant = Object.hasOwn(BUILT_IN_BUDGETS, name) || given.window !== undefined ? undefined : Object.keys(BUILT_IN_BUDGETS).find((b) => editDistance(b, name) <= 2);
+    const meant = Object.hasOwn(BUILT_IN_BUDGETS, name) || given.window !== undefined ? undefined : Object.keys(BUILT_IN_BUDGETS).find((b) => distance(b, name) <= 2);
     if (meant !== undefined) throw new PolicyConfigError(`budgets.${name}`, `is not one of the spec's budgets (general, audience, write); did you mean ${meant}? A budget of your own needs a window, and an operation that charges it`);
     const base = Object.hasOwn(BUILT_IN_BUDGETS, name) ? BUILT_IN_BUDGETS[name] : undefined;
     const limit = wholeNumber(given.limit ?? base?.limit, `budgets.${name}.limit`, 1);
