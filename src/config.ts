@@ -67,6 +67,7 @@ const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "
  */
 export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   knownKeys(record(options, "config", "an object of options"), "", OPTION_KEYS);
+  if (compiled.has(options)) throw new PolicyConfigError("config", "is already a compiled config (what defineConfig returns): pass it as it is, e.g. createPolicy({ config })");
   // a compiled config this copy did not make: its budgets are a list and its roles a Map, where the
   // options hold objects (a message about budgets' shape would not say what went wrong)
   if (Array.isArray(options.budgets) || options.roles instanceof Map) {

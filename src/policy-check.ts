@@ -54,11 +54,12 @@ interface Failed {
 async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
   // a write with an Idempotency-Key is not decided here: this store cannot know whether the main
   // store holds the key (a retried send would be sent again, not replayed), nor the main store, once
-  // back, of a key recorded here (DESIGN §7). Refused as without insurance: a failure may refuse,
-  // never admit twice.
+  // back, of a key recorded here (DESIGN §7). Refused, and never failed open: failOpen is for when
+  // the insurance store fails too, and a client that adds a key would otherwise pass every limit
+  // uncounted while the main store is down (found by a review of this change).
   if (first.charge.idempotency !== undefined) {
     const error = `${describe(first.error)}; insurance store: not asked (a write with an Idempotency-Key is decided by the main store only)`;
-    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: ctx.failOpen }, config, t, requestId);
+    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: false }, config, t, requestId);
   }
   const scaled = insured(config, insurance.share);
   // the same read of the descriptor as the first plan's: an untrusted object is read once

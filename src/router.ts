@@ -35,7 +35,8 @@ export function buildRoutes(operations: readonly CompiledOperation[], entries: r
     let byCount = routes.get(op.spec.method);
     if (byCount === undefined) routes.set(op.spec.method, (byCount = []));
     const list = (byCount[op.segments.length] ??= []);
-    const clash = list.find((other) => other.segments.every((s, j) => s === op.segments[j]));
+    // the same words whatever their case are the same requests to a router that ignores case (Express)
+    const clash = list.find((other) => other.segments.every((s, j) => s === op.segments[j] || (s !== null && op.segments[j] !== null && sameWord(s, op.segments[j]))));
     if (clash) throw new PolicyConfigError(`${field}.path`, `matches the same requests as "${clash.id}"`);
     // A host operation sits beside the built-ins, never over them: one that can match a built-in's
     // requests with more fixed words is matched first, and the built-in's permission, budgets, daily

@@ -344,6 +344,13 @@ describe("a config cannot take a request past a rule the spec states (found by a
     expect(() => defineConfig({ operations: [{ id: "exports.list", method: "GET", path: "/newsletters/{newsletter}/exports", needs: "audience: read" }] })).not.toThrow();
   });
 
+  it("two host operations whose paths differ only in case throw: Express routes both to the first handler, so a content: read key reached a webhooks: write one (found by a review)", () => {
+    const secrets = { id: "webhooks.secrets", method: "GET", path: "/newsletters/{newsletter}/webhook-secrets", needs: "webhooks: write" } as const;
+    const other = { id: "webhooks.secrets.public", method: "GET", path: "/newsletters/{newsletter}/Webhook-Secrets", needs: "content: read" } as const;
+    expect(() => defineConfig({ operations: [secrets, other] })).toThrow(expect.objectContaining({ field: "operations[1].path" }));
+    expect(() => defineConfig(defineConfig({}) as never)).toThrow(/already a compiled config/);
+  });
+
   it("an operation id of __proto__ throws naming it: permitted's filters and expand are keyed by id, and it set their prototype (found by a permissions review)", () => {
     expect(() => defineConfig({ operations: [{ id: "__proto__", method: "GET", path: "/newsletters/{newsletter}/drafts", needs: "content: read" }] })).toThrow(expect.objectContaining({ field: "operations[0].id" }));
     expect(() => defineConfig({ operations: [{ id: "constructor", method: "GET", path: "/newsletters/{newsletter}/drafts", needs: "content: read" }] })).not.toThrow();

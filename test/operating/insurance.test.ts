@@ -115,6 +115,19 @@ describe("insurance: the main store fails → the insurance store decides with e
     expect((await check(keyed("k2"))).reason).toEqual({ rule: "allowed" }); // first use, in the main store
   });
 
+  it("with failOpen too, a keyed write is refused while the main store is down: a new key on every send passed every limit uncounted (found by a review of this change)", async () => {
+    const main = new SwitchedStore();
+    const policy = createPolicy({ store: main, clock: () => T0, failOpen: true, insurance: { store: new MemoryStore(), share: 0.5 } });
+    main.down = true;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: `k${i}`, body: {} }), who)).status);
+    expect(statuses).toEqual(Array(40).fill(503));
+    // without a key, the insurance store decides within its share
+    const unkeyed = [];
+    for (let i = 0; i < 20; i++) unkeyed.push((await policy.check(send(`a_${i}`), who)).status);
+    expect(unkeyed.filter((s) => s === 200)).toHaveLength(12);
+  });
+
   it("a send decided by the insurance store is released there (not in the main store)", async () => {
     const { main, insurance, policy, check } = setUp(0.5);
     main.down = true;
