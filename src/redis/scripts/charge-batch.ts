@@ -153,7 +153,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "bf53127e79436c97707602d1ad8bd5006d1885f9",
+  sha: "46ae04a6cd659aa18c78e1dfaec25045edfac313",
 };
 
 /**

@@ -52,7 +52,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "7e85b6ee099594ff1b3c78a14ca81d83699de8de",
+  sha: "44fddacd65ed68dfcbbb74eb570cf05d3655044e",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

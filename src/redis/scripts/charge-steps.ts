@@ -55,13 +55,13 @@ export function budgetSteps(budget: string, layout: ReplyLayout = "full"): strin
 -- else every budget is. res: { kind, Redis time (µs), now ('' with the host clock), ${layout === "plain" ? "" : "a, b, "}count_1, resetAt_1, ... }
 -- res and at are made as large as two budgets fill them (a table that grows is rehashed at each power of two)
 res, spent = { ${head}, false, false, false, false }, false
-local at = { false, false, false, false, false, false } -- budget i's stored start, size and kept start, at 3i - 2, 3i - 1, 3i
+local at = { false, false, false, false } -- budget i's stored start and size, at 2i - 1 and 2i
 for i = 1, n do
   local key, win_text, limit = ${budget}(i)
   local win = win_text + 0
   local r = redis.call('HMGET', key, 's', 'c', 'w')
 ${indented(OPEN_WINDOW)}
-  res[${w} + 2 * i], res[${w + 1} + 2 * i], at[3 * i - 2], at[3 * i - 1], at[3 * i] = count, reset, start, r[3], keep
+  res[${w} + 2 * i], res[${w + 1} + 2 * i], at[2 * i - 1], at[2 * i] = count, reset, start, r[3]
   if count >= limit + 0 then spent = true end
 end
 for i = ${w + 2} + 2 * n, ${w + 5} do res[i] = nil end -- fewer than two budgets: the reply ends after the last
@@ -76,12 +76,11 @@ if not spent then
       redis.call('HSET', key, 's', num(now), 'c', '1', 'w', win_text)
       redis.call('PEXPIRE', key, math.max(1, math.ceil(reset - now)) + slack)
     else
-      -- an open window keeps its start (as runCharge keeps it) and its expiry
-      local start = at[3 * i]
+      -- an open window keeps its start, however far ahead, and its expiry
+      local start = at[2 * i - 1]
       count, reset = count + 1, (now < start and now or start) + win
-      if start == at[3 * i - 2] then redis.call('HSET', key, 'c', num(count))
-      else redis.call('HSET', key, 's', num(start), 'c', num(count)) end
-      if at[3 * i - 1] ~= win_text then
+      redis.call('HSET', key, 'c', num(count))
+      if at[2 * i] ~= win_text then
         -- the plan changed the window's size: the window keeps its start and now ends at start + the new size
         redis.call('HSET', key, 'w', win_text)
         redis.call('PEXPIRE', key, math.max(1, math.ceil(start + win - now)) + slack)

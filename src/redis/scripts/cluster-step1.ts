@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "9a7b54b8f6b5a3f348d64f266366a5931b298d69",
+  sha: "756595bacd779f6142494b008b6fcd99680548e6",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -68,8 +68,8 @@ end
  */
 export const OPEN_WINDOW = `-- mirrors readWindow (src/charge.ts): a window is open until start + window (fixed windows, DESIGN §4),
 -- and no longer than start + the size it was last charged with ('w'; when it is this window's own text,
--- that test is the first one, and the text is not converted). Stamped after now, it keeps its start (keep)
--- while less than a window ahead (a host behind), else reads as starting now; reset: at most one window
+-- that test is the first one, and the text is not converted). Stamped after now, it keeps its start
+-- however far ahead (hosts share this store: see security.md); its reset reads at most one window away
 local s, c, w = tonumber(r[1]), tonumber(r[2]), r[3] ~= win_text and tonumber(r[3]) or nil
-local count, reset, start, keep = 0, 0, nil, nil
-if s ~= nil and c ~= nil and now < s + win and (w == nil or now < s + w) then keep = s > now + win and now or s; count, reset, start = c, (now < keep and now or keep) + win, s end`;
+local count, reset, start = 0, 0, nil
+if s ~= nil and c ~= nil and now < s + win and (w == nil or now < s + w) then count, reset, start = c, (now < s and now or s) + win, s end`;

@@ -29,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "6542859ce55ab018d2142e2a930f1e8f0909da03",
+  sha: "ece1959668c94146eabf5a7b3e4ca973a81db892",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */
