@@ -55,7 +55,14 @@ export function operationEntries(operations: unknown): OperationEntry[] {
   if (operations !== undefined && !Array.isArray(operations)) throw new PolicyConfigError("operations", "must be an array of operations");
   const given = ((operations as OperationSpec[] | undefined) ?? []).map((spec, i) => ({ spec, field: `operations[${i}]` }));
   const builtInIds = new Set(defaultOperations.map((op) => op.id));
-  const replaced = new Map(given.filter((g) => isRecord(g.spec) && builtInIds.has(g.spec.id)).map((g) => [g.spec.id, g]));
+  const replaced = new Map<string, { spec: OperationSpec; field: string }>();
+  for (const g of given) {
+    if (!isRecord(g.spec) || !builtInIds.has(g.spec.id)) continue;
+    // a second replacement of one built-in was taken for a new operation and named its missing method
+    const first = replaced.get(g.spec.id);
+    if (first !== undefined) throw new PolicyConfigError(`${g.field}.id`, `replaces the built-in "${g.spec.id}" a second time (${first.field} replaces it already): give one replacement`);
+    replaced.set(g.spec.id, g);
+  }
   return [
     ...defaultOperations.map((spec, i) => {
       const replacement = replaced.get(spec.id);

@@ -351,6 +351,12 @@ describe("a config cannot take a request past a rule the spec states (found by a
     expect(() => defineConfig(defineConfig({}) as never)).toThrow(/already a compiled config/);
   });
 
+  it("a built-in replaced twice throws naming the second replacement's id (it named operations[0].method, as if the first were a new operation)", () => {
+    expect(() => defineConfig({ operations: [{ id: "events.list", needs: "audience: write" } as never, { id: "events.list", needs: "audience: read" } as never] })).toThrow(
+      expect.objectContaining({ field: "operations[1].id", message: expect.stringContaining("a second time (operations[0] replaces it already)") }),
+    );
+  });
+
   it("an operation id of __proto__ throws naming it: permitted's filters and expand are keyed by id, and it set their prototype (found by a permissions review)", () => {
     expect(() => defineConfig({ operations: [{ id: "__proto__", method: "GET", path: "/newsletters/{newsletter}/drafts", needs: "content: read" }] })).toThrow(expect.objectContaining({ field: "operations[0].id" }));
     expect(() => defineConfig({ operations: [{ id: "constructor", method: "GET", path: "/newsletters/{newsletter}/drafts", needs: "content: read" }] })).not.toThrow();
