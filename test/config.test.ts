@@ -33,7 +33,7 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     [{ operations: [{ id: "x", method: "GET", path: "/x", needs: "settings:write" }] }, "operations[0].needs"],
     [{ operations: [{ id: "x", method: "GET", path: "/x", budgets: ["burst"] }] }, "operations[0].budgets"],
     [{ operations: [{ id: "x", method: "GET", path: "/x" }, { id: "x", method: "GET", path: "/y" }] }, "operations[1].id"],
-    [{ operations: [{ id: "events.list", method: "GET", path: "/x" }, { id: "events.list", method: "GET", path: "/y" }] }, "operations[0].id"],
+    [{ operations: [{ id: "events.list", method: "GET", path: "/x" }, { id: "events.list", method: "GET", path: "/y" }] }, "operations[1].id"],
     // typos and wrong shapes are named, never silently ignored (regression: black-box audit)
     [{ caps: { dispatch: 5 } }, "caps.dispatch"],
     [{ caps: { dispach: { limit: 5 } } }, "caps.dispach"],
