@@ -6,13 +6,14 @@
  */
 import type { ChargeOutcome, ChargeRequest } from "../store.js";
 import type { Link } from "./client.js";
-import { capSlotTag, credentialTag } from "./key-layout.js";
+import { capSlotTag, credentialTag, EXPIRY_SLACK_MS, indexKey } from "./key-layout.js";
 import { CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
 import { loneCharge } from "./scripts/charge-plain.js";
 import { CLUSTER_COUNTED, countedCall, decodeCounted } from "./scripts/cluster-counted.js";
 import { CLUSTER_STEP1, decodeStep1, type Proceed } from "./scripts/cluster-step1.js";
 import { CLUSTER_STEP2, decodeStep2, step2Call } from "./scripts/cluster-step2.js";
 import { CLUSTER_UNDO, undoCall } from "./scripts/cluster-undo.js";
+import { CLUSTER_RENEW, renewCall } from "./scripts/cluster-renew.js";
 
 /** What the cluster path needs of its store. */
 export interface ClusterContext {
@@ -98,6 +99,14 @@ async function takeDispatchCap(
     return { ...base, kind: "cap_reached", count: second.count };
   }
   if (second.kind === "replay") return { ...base, kind: "charged", replay: true };
-  // counted now: not a replay, even with a live key (its charge was released; the retry runs again)
+  // counted now: not a replay, even with a live key (its charge was released; the retry runs again),
+  // and that key is recorded afresh, for 24 h from this use: awaited (a third round trip, on this
+  // rare path only), so that a retry sent after this answer finds it; a failure leaves the record
+  // as it was (its first use's 24 h), as a lost undo does
+  if (!first.fresh && idempotency !== undefined) {
+    const decidedAt = base.now ?? request.now;
+    const renew = renewCall(ctx.key(idempotency.key, at.tag), idempotency.scope === undefined ? undefined : ctx.key(indexKey(idempotency.scope), at.tag), first.member, decidedAt + idempotency.ttlMs, idempotency.ttlMs + EXPIRY_SLACK_MS);
+    await ctx.link.run(CLUSTER_RENEW, "renew", renew.keys, renew.args).catch(() => {});
+  }
   return { ...base, kind: "charged", replay: false, member: added };
 }

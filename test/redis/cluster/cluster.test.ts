@@ -161,6 +161,30 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     { cleanup: (store) => cluster.cleanUp(conformancePrefixes.get(store)!), seed: 20_261_123, numRuns: 25 },
   );
 
+  it("DESIGN §7: a released key's retry that counts again is recorded afresh, for 24 h from that use; its retry 25 h after the first use is a replay (found by a Redis drill: it was sent and counted again on the cluster)", async () => {
+    await ready;
+    io ??= ioCluster();
+    const p = prefix();
+    const H = 3_600_000;
+    let now = Date.UTC(2026, 10, 23, 9);
+    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), clock: () => now, config: { caps: { dispatch: { limit: 2 } } } });
+    const who = { credential: owner("key_renew", "nl_1"), roles: { nl_1: "owner" } };
+    const send = () => policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: "K1", body: {} }), who);
+    const first = await send();
+    expect(first.charged.caps).toEqual(["dispatch"]);
+    now += H;
+    expect(await policy.release(first)).toBe(true);
+    now += H;
+    const again = await send();
+    expect(again.reason).toEqual({ rule: "allowed" });
+    expect(again.charged.caps).toEqual(["dispatch"]);
+    now += 23 * H; // 25 h after the first use, 23 h after the use that counted again
+    const retry = await send();
+    expect(retry.reason).toEqual({ rule: "allowed", replay: true });
+    expect(retry.charged.caps).toEqual([]);
+    await cluster.cleanUp(p);
+  });
+
   it("differential: random traces through createPolicy give MemoryStore's decisions (ioredis Cluster)", async () => {
     await ready;
     io ??= ioCluster();

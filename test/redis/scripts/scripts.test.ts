@@ -68,6 +68,7 @@ describe("the Redis scripts (src/redis/scripts)", () => {
       "charge.ts CHARGE",
       "cluster-counted.ts CLUSTER_COUNTED",
       "cluster-release.ts CLUSTER_RELEASE",
+      "cluster-renew.ts CLUSTER_RENEW",
       "cluster-step1.ts CLUSTER_STEP1",
       "cluster-step2.ts CLUSTER_STEP2",
       "cluster-undo.ts CLUSTER_UNDO",
