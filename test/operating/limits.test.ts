@@ -226,6 +226,19 @@ describe("RedisStore keeps a grown window as long as its new size", () => {
     await policy.check(subscribers, as({ budgets: { audience: { window: 30 } } })); // shrinks: expires with its new end
     expect(await redis.pttl(audience!)).toBeLessThanOrEqual(40_000);
   });
+
+  it("a host ahead that changes a window's size keeps its key at least until the window ends by the opener's clock (found by a Redis drill: 30 s ahead, the key expired 15 s later and 5 more were admitted in the window)", async () => {
+    const { prefix, redis } = redisPrefix();
+    const real = Date.now();
+    const store = redisStore(prefix);
+    const opener = createPolicy({ store, clock: () => real });
+    const ahead = createPolicy({ store, clock: () => real + 30_000 });
+    for (let i = 0; i < 4; i++) expect((await opener.check(subscribers, as({ budgets: { audience: { limit: 5, window: 60 } } }))).allowed).toBe(true);
+    expect((await ahead.check(subscribers, as({ budgets: { audience: { limit: 5, window: 35 } } }))).allowed).toBe(true);
+    const [audience] = (await keysUnder(redis, prefix)).filter((k) => k.endsWith(":audience"));
+    // the opener's window ends 35 s after it opened: the key must outlive that
+    expect(await redis.pttl(audience!)).toBeGreaterThan(35_000);
+  });
 });
 
 describe("status() (GET /rate-limit) gives the plan's numbers", () => {

@@ -52,7 +52,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "44fddacd65ed68dfcbbb74eb570cf05d3655044e",
+  sha: "e3c583cdaa9328f735cde01412e1ce9fdfcf250e",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

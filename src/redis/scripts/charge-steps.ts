@@ -81,9 +81,11 @@ if not spent then
       count, reset = count + 1, (now < start and now or start) + win
       redis.call('HSET', key, 'c', num(count))
       if at[2 * i] ~= win_text then
-        -- the plan changed the window's size: the window keeps its start and now ends at start + the new size
+        -- the plan changed the window's size: the window keeps its start and now ends at start + the new
+        -- size. Its key lives a whole window from now at least: start is the opener's clock and now
+        -- this host's, and a host ahead cut it short by their skew (found by a Redis drill)
         redis.call('HSET', key, 'w', win_text)
-        redis.call('PEXPIRE', key, math.max(1, math.ceil(start + win - now)) + slack)
+        redis.call('PEXPIRE', key, math.max(1, math.ceil(math.max(win, start + win - now))) + slack)
       end
     end
     res[${w} + 2 * i], res[${w + 1} + 2 * i] = count, reset

@@ -116,7 +116,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "24834ca9a361ed9b00898f6c1e7faedf8c48a94b",
+  sha: "69e79283ecaac6cc34154ad451be7541fbac5c0d",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */
