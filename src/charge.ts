@@ -25,8 +25,10 @@ let STARTS = new Float64Array(8);
  *   much sooner for the hosts ahead, and hosts a window apart then admitted without end (found by a
  *   multi-process drill: 300 of 300 reads on a budget of 60);
  * - by more than a window (a clock stepped back an hour, a request stamped days ahead): it is read
- *   as starting now, keeping its count, so that it locks a credential out for no longer than one
- *   window.
+ *   as starting now, keeping its count, and the next charge stores that start, so that a window with
+ *   room left is open for one more window at most. A spent one is not re-stored (a budget 429
+ *   charges nothing) and stays refused until its stored start plus one window. RedisStore, which
+ *   hosts share, never re-bases (scripts/prelude.ts OPEN_WINDOW).
  *
  * Its reset is read as at most one window away either way (what RateLimit-Reset and Retry-After
  * say): by the clock of the host reading it, the window it keeps may end up to that much later.

@@ -53,7 +53,9 @@ export function readOnly(decision: Decision): Decision {
   if (Object.isFrozen(decision)) return decision;
   Object.freeze(decision.headers);
   if (decision.body !== undefined) {
-    Object.freeze(decision.body.error);
+    const error = decision.body.error;
+    if (error.allowed_values !== undefined) Object.freeze(error.allowed_values);
+    Object.freeze(error);
     Object.freeze(decision.body);
   }
   if (decision.release !== undefined) Object.freeze(decision.release);

@@ -31,6 +31,10 @@ describe.each(["MemoryStore", "RedisStore"] as const)("onDecision over %s", (way
     for (const d of seen) expect(Object.isFrozen(d) && Object.isFrozen(d.headers)).toBe(true);
     expect(seen.map((d) => d.reason.rule)).toEqual(["allowed", "budget_spent", "no_reach", "allowed", "allowed", "unknown_operation"]);
     expect(seen[4]!.reason).toEqual({ rule: "allowed", replay: true });
+    // the error body through, allowed_values included (found by a docs review: a hook could push into it)
+    const refused = await policy.check(get("/newsletters/nl_1/articles?status=draft"), { ...who, credential: key({ nl_1: { content: "read" } }, true) });
+    expect(refused.body?.error.allowed_values).toEqual(["sent"]);
+    expect(Object.isFrozen(refused.body?.error.allowed_values)).toBe(true);
   });
 
   it("a hook that throws does not break the request: the decision is answered, the error goes to onHookError", async () => {
