@@ -2,6 +2,7 @@
  * The operation catalogue of spec §4 as data. Routing, permission checks, input limits, headers and
  * the permission table in docs/ all read this one table.
  */
+import { freeze } from "immer";
 import type { BuiltInBudget, CapName, Requirement } from "./types.js";
 
 /** An HTTP method the catalogue can route. */
@@ -55,21 +56,8 @@ const audience: readonly BuiltInBudget[] = ["audience"];
  */
 export const UNSTATED_NEEDS: ReadonlySet<string> = new Set(["events.list", "tags.subscribers.add", "articles.testSend"]);
 
-/**
- * The operations of spec §4, plus article create/edit (needs `content: write`): the catalogue every
- * config starts from. Hosts add operations through `operations` in `defineConfig`; an entry with a
- * built-in's id takes that operation's place, over it: it may change the permission where the spec
- * leaves it unstated (`events.list`, `tags.subscribers.add`, `articles.testSend`) and add budgets,
- * and what it leaves out stays the built-in's. A replacement that changes what the spec states (a
- * stated permission, budget, cap, filter, expand path, pagination or list bound; the method or the
- * path) throws PolicyConfigError naming the field.
- *
- * @example
- * const events = defaultOperations.find((op) => op.id === "events.list");
- * const config = defineConfig({ operations: [{ ...events!, needs: "insights: read" }] });
- * // or, the same: defineConfig({ operations: [{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read" }] })
- */
-export const defaultOperations: readonly OperationSpec[] = deepFreeze<readonly OperationSpec[]>([
+/** The built-in operations, as written: {@link defaultOperations} is this, frozen through. */
+const catalogue: OperationSpec[] = [
   { id: "rateLimit.get", method: "GET", path: "/rate-limit" },
   { id: "me.get", method: "GET", path: "/me", needs: "account: read" },
   { id: "memberships.list", method: "GET", path: "/memberships", needs: "account: read", paginated: true },
@@ -146,18 +134,25 @@ export const defaultOperations: readonly OperationSpec[] = deepFreeze<readonly O
     cap: "testSend",
     list: { field: "to", min: 1, max: 5, items: "addresses" },
   },
-]);
+];
 
 /**
- * The catalogue frozen through: it is exported, and every config is compiled from it, so a host
- * that changed it (a reader's filter value, a permission) changed every config built after, and the
- * decisions of those built before (found by a review: `filters.status.reader[0] = "draft"` let a
- * read-only key list drafts).
+ * The operations of spec §4, plus article create/edit (needs `content: write`): the catalogue every
+ * config starts from. Hosts add operations through `operations` in `defineConfig`; an entry with a
+ * built-in's id takes that operation's place, over it: it may change the permission where the spec
+ * leaves it unstated (`events.list`, `tags.subscribers.add`, `articles.testSend`) and add budgets,
+ * and what it leaves out stays the built-in's. A replacement that changes what the spec states (a
+ * stated permission, budget, cap, filter, expand path, pagination or list bound; the method or the
+ * path) throws PolicyConfigError naming the field.
+ *
+ * @example
+ * const events = defaultOperations.find((op) => op.id === "events.list");
+ * const config = defineConfig({ operations: [{ ...events!, needs: "insights: read" }] });
+ * // or, the same: defineConfig({ operations: [{ id: "events.list", method: "GET", path: "/newsletters/{newsletter}/events", needs: "insights: read" }] })
  */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null) {
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-    Object.freeze(value);
-  }
-  return value;
-}
+export const defaultOperations: readonly OperationSpec[] =
+  // frozen through (immer's deep freeze): it is exported, and every config is compiled from it, so a
+  // host that changed it (a reader's filter value, a permission) changed every config built after,
+  // and the decisions of those built before (found by a review: `filters.status.reader[0] = "draft"`
+  // let a read-only key list drafts)
+  freeze(catalogue, true);

@@ -8,6 +8,7 @@ import { knownKeys } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
 import { withNumbers } from "./limits.js";
 import { isPolicyStore, type PolicyStore } from "./store.js";
+import type { ReleaseTicket } from "./types.js";
 
 /**
  * Options of `createPolicy({ insurance })`.
@@ -62,4 +63,24 @@ export function insured(config: CompiledConfig, share: number): CompiledConfig {
     byShare.set(share, scaled);
   }
   return scaled;
+}
+
+/**
+ * How a release ticket of a cap charge the insurance store made begins its member: its release goes
+ * to the insurance store, with the member that store named, however the ticket came back (the same
+ * object, or through JSON or a job queue). Both stores number members alike (m1, m2, …): an insured
+ * ticket sent to the main store would uncount one of its real charges. MemoryStore and RedisStore
+ * members never begin so.
+ */
+const INSURED_MEMBER = "insured:";
+
+/** The ticket of a cap charge the insurance store made, as the decision carries it (its member marked). */
+export function insuredTicket(ticket: ReleaseTicket): ReleaseTicket {
+  return Object.freeze({ ...ticket, member: INSURED_MEMBER + ticket.member });
+}
+
+/** The insurance store's own ticket behind an insured one ({@link insuredTicket}); undefined for a main store's ticket. */
+export function insuranceStoreTicket(ticket: ReleaseTicket): ReleaseTicket | undefined {
+  if (typeof ticket.member !== "string" || !ticket.member.startsWith(INSURED_MEMBER)) return undefined;
+  return { ...ticket, member: ticket.member.slice(INSURED_MEMBER.length) };
 }

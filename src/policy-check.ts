@@ -6,7 +6,7 @@ import { chargeRequest } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
 import type { Hooks } from "./hooks.js";
 import { assertCredential, assertNoMisspelt, assertRoles } from "./host-input.js";
-import { insured, type Insurance } from "./insurance.js";
+import { insured, insuredTicket, type Insurance } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { plan, type Plan } from "./plan.js";
 import { present } from "./render.js";
@@ -30,15 +30,6 @@ export interface PolicyContext {
   readonly hooks: Hooks;
 }
 
-/**
- * How a release ticket of a cap charge the insurance store made begins its member: its release goes
- * to the insurance store, with the member that store named, however the ticket came back (the same
- * object, or through JSON or a job queue). Both stores number members alike (m1, m2, …): an insured
- * ticket sent to the main store would uncount one of its real charges. MemoryStore and RedisStore
- * members never begin so.
- */
-export const INSURED_MEMBER = "insured:";
-
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
@@ -50,6 +41,15 @@ interface Failed {
   readonly error: unknown;
 }
 
+/**
+ * The answer without counters (DESIGN §12) to the request the main store failed on: 503, or with
+ * `failOpen` the plan's own answer uncounted; `why` follows the main store's error in its reason.
+ */
+function unavailable(first: Failed, why: string, failOpen: boolean, config: CompiledConfig, t: number, requestId: string, degraded = false): Decision {
+  const error = why === "" ? describe(first.error) : `${describe(first.error)}; insurance store: ${why}`;
+  return present(first.planned, first.charge, { kind: "store_failed", error, failOpen }, config, t, requestId, degraded);
+}
+
 /** The insurance store decides, with every limit × share; the main store is tried again next time. */
 async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
   // a write with an Idempotency-Key is not decided here: this store cannot know whether the main
@@ -57,10 +57,7 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
   // back, of a key recorded here (DESIGN §7). Refused, and never failed open: failOpen is for when
   // the insurance store fails too, and a client that adds a key would otherwise pass every limit
   // uncounted while the main store is down (found by a review of this change).
-  if (first.charge.idempotency !== undefined) {
-    const error = `${describe(first.error)}; insurance store: not asked (a write with an Idempotency-Key is decided by the main store only)`;
-    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: false }, config, t, requestId);
-  }
+  if (first.charge.idempotency !== undefined) return unavailable(first, "not asked (a write with an Idempotency-Key is decided by the main store only)", false, config, t, requestId);
   const scaled = insured(config, insurance.share);
   // the same read of the descriptor as the first plan's: an untrusted object is read once
   const replanned = plan(scaled, read, who.credential, who.roles);
@@ -69,27 +66,18 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
   try {
     outcome = checkedOutcome(charge, await insurance.store.charge(charge));
   } catch (second) {
-    const error = `${describe(first.error)}; insurance store: ${describe(second)}`;
-    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: ctx.failOpen }, config, t, requestId);
+    return unavailable(first, describe(second), ctx.failOpen, config, t, requestId);
   }
-  if (outcome.kind === "cap_reached") {
-    // this process's share of a daily cap is spent, not the cap: a 429 would show the share as the
-    // client's daily limit and send it away until tomorrow. The main store is needed to decide: 503.
-    const error = `${describe(first.error)}; insurance store: this process's share of the daily ${charge.cap?.name ?? ""} cap is spent`;
-    return present(first.planned, first.charge, { kind: "store_failed", error, failOpen: false }, config, t, requestId, true);
-  }
+  // this process's share of a daily cap is spent, not the cap: a 429 would show the share as the
+  // client's daily limit and send it away until tomorrow. The main store is needed to decide: 503.
+  if (outcome.kind === "cap_reached") return unavailable(first, `this process's share of the daily ${charge.cap?.name ?? ""} cap is spent`, false, config, t, requestId, true);
   const decision = present(replanned, charge, outcome, scaled, t, requestId, true);
-  const ticket = decision.release;
-  if (ticket === undefined) return decision;
-  return { ...decision, release: Object.freeze({ ...ticket, member: INSURED_MEMBER + ticket.member }) };
+  return decision.release === undefined ? decision : { ...decision, release: insuredTicket(decision.release) };
 }
 
 /** The main store failed: the insurance store decides, or the policy answers without counters (DESIGN §12). */
 async function failed(ctx: PolicyContext, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
-  const decision =
-    ctx.insurance === undefined
-      ? present(first.planned, first.charge, { kind: "store_failed", error: describe(first.error), failOpen: ctx.failOpen }, config, t, requestId)
-      : await insuredAnswer(ctx, ctx.insurance, read, who, config, t, requestId, first);
+  const decision = ctx.insurance === undefined ? unavailable(first, "", ctx.failOpen, config, t, requestId) : await insuredAnswer(ctx, ctx.insurance, read, who, config, t, requestId, first);
   ctx.hooks.storeFailed(first.error, decision);
   return ctx.hooks.decided(decision);
 }

@@ -10,10 +10,10 @@ import { PolicyConfigError } from "./errors.js";
 import { figures } from "./headers.js";
 import { hooksOf } from "./hooks.js";
 import { assertCredential, assertNow } from "./host-input.js";
-import { assertInsurance, insured } from "./insurance.js";
+import { assertInsurance, insured, insuranceStoreTicket } from "./insurance.js";
 import { applyLimits } from "./limits.js";
 import { MemoryStore } from "./memory-store.js";
-import { check, INSURED_MEMBER, type PolicyContext } from "./policy-check.js";
+import { check, type PolicyContext } from "./policy-check.js";
 import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
 import { checkedReadings, isPolicyStore } from "./store.js";
@@ -22,16 +22,14 @@ import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
 
 
-/** `policy.release`: the store that made the cap charge uncounts it (an insured ticket says so: INSURED_MEMBER). */
+/** `policy.release`: the store that made the cap charge uncounts it (an insured ticket says so: insurance.ts). */
 async function release(ctx: PolicyContext, decision: Pick<Decision, "release">): Promise<boolean> {
   const ticket = decision?.release;
   if (ticket === undefined) return false;
-  if (typeof ticket.member === "string" && ticket.member.startsWith(INSURED_MEMBER)) {
-    // never sent to the main store, whose members are numbered alike; without insurance there is nothing to uncount
-    if (ctx.insurance === undefined) return false;
-    return ctx.insurance.store.release({ ...ticket, member: ticket.member.slice(INSURED_MEMBER.length) }, ctx.now());
-  }
-  return ctx.store.release(ticket, ctx.now());
+  const theirs = insuranceStoreTicket(ticket);
+  if (theirs === undefined) return ctx.store.release(ticket, ctx.now());
+  // never sent to the main store, whose members are numbered alike; without insurance there is nothing to uncount
+  return ctx.insurance === undefined ? false : ctx.insurance.store.release(theirs, ctx.now());
 }
 
 /** `policy.reset`: both stores clear what the target names. */

@@ -152,8 +152,8 @@ export function readDescriptor(input: unknown): DescriptorRead {
   out.body = readField(out, object, "body");
   out.newsletter = readField(out, object, "newsletter");
   out.requestId = readField(out, object, "requestId");
-  if (query !== undefined) out.bothQueries = ownValue(object, BOTH_QUERIES) === true;
   if (query !== undefined) {
+    out.bothQueries = ownValue(object, BOTH_QUERIES) === true;
     out.query =
       typeof query !== "object" || query === null
         ? { param: "query", detail: "must be an object of name → string or list of strings" }
@@ -266,19 +266,15 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   // DESIGN: a `query` object, when given, is used instead of the path's query string; an adapter's
   // descriptor asks for both to be judged (BOTH_QUERIES): a handler may read either
   const fromObject = request.query;
-  const fromPath = fromObject === undefined || request.bothQueries ? read.query : EMPTY_QUERY;
+  const fromPath = fromObject === undefined || request.bothQueries ? read.query : undefined;
   for (const q of [fromObject, fromPath]) {
     if (q !== undefined && !(q instanceof Map)) {
       const bad = q as { param: string; detail: string };
       return { param: bad.param, detail: bad.detail, method, path: shown(rawPath) };
     }
   }
-  const query =
-    fromObject === undefined
-      ? (fromPath as ReadonlyMap<string, readonly string[]>)
-      : request.bothQueries
-        ? bothQueries(fromObject as ReadonlyMap<string, readonly string[]>, fromPath as ReadonlyMap<string, readonly string[]>)
-        : (fromObject as ReadonlyMap<string, readonly string[]>);
+  type Query = ReadonlyMap<string, readonly string[]>;
+  const query = fromObject === undefined ? (fromPath as Query) : fromPath === undefined ? (fromObject as Query) : bothQueries(fromObject as Query, fromPath as Query);
 
   const rawNewsletter = request.newsletter;
   // DESIGN §10: a wrong type is bad input, named; null is a lookup that found none (absent, as undefined)

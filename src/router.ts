@@ -12,9 +12,17 @@ import type { NormalRequest } from "./request.js";
  */
 export type RouteTable = ReadonlyMap<string, readonly (readonly CompiledOperation[] | undefined)[]>;
 
-/** Two template segments that can match one request word: a parameter, or the same word whatever its case. */
-function sameWord(a: string | null | undefined, b: string | null | undefined): boolean {
-  return a === null || b === null || (a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase());
+/**
+ * Two template segments (a word, or null for a parameter) a router that ignores case (Express) reads
+ * as the same: two parameters, or one word in any case.
+ */
+function sameSegment(a: string | null | undefined, b: string | null | undefined): boolean {
+  return a === null || b === null ? a === b : a !== undefined && b !== undefined && a.toLowerCase() === b.toLowerCase();
+}
+
+/** Two template segments one request word can match: either is a parameter, or they are the same word. */
+function canMeet(a: string | null | undefined, b: string | null | undefined): boolean {
+  return a === null || b === null || sameSegment(a, b);
 }
 
 /**
@@ -36,7 +44,7 @@ export function buildRoutes(operations: readonly CompiledOperation[], entries: r
     if (byCount === undefined) routes.set(op.spec.method, (byCount = []));
     const list = (byCount[op.segments.length] ??= []);
     // the same words whatever their case are the same requests to a router that ignores case (Express)
-    const clash = list.find((other) => other.segments.every((s, j) => s === op.segments[j] || (s !== null && op.segments[j] !== null && sameWord(s, op.segments[j]))));
+    const clash = list.find((other) => other.segments.every((s, j) => sameSegment(s, op.segments[j])));
     if (clash) throw new PolicyConfigError(`${field}.path`, `matches the same requests as "${clash.id}"`);
     // A host operation sits beside the built-ins, never over them: one that can match a built-in's
     // requests with more fixed words is matched first, and the built-in's permission, budgets, daily
@@ -45,7 +53,7 @@ export function buildRoutes(operations: readonly CompiledOperation[], entries: r
     // are compared whatever their case: Express routes /Articles/a/send to an /articles/:id/send
     // handler, so a host's POST /Articles/{article}/send sent without sending: write and past the
     // daily cap (found by a permissions review).
-    const shadowed = builtIns.has(op) ? undefined : list.find((other) => builtIns.has(other) && other.segments.every((s, j) => sameWord(s, op.segments[j])));
+    const shadowed = builtIns.has(op) ? undefined : list.find((other) => builtIns.has(other) && other.segments.every((s, j) => canMeet(s, op.segments[j])));
     if (shadowed) {
       throw new PolicyConfigError(`${field}.path`, `matches requests of the built-in "${shadowed.id}" (${shadowed.spec.method} ${shadowed.spec.path}), whose rules must hold for them (spec §4); choose a path no built-in matches`);
     }

@@ -9,7 +9,7 @@ import { sealed } from "./immer.js";
 import { checkedCap, checkedCapDay, checkedKey, checkedWindow, notASnapshot } from "./snapshot-check.js";
 import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
-import { BucketsDraft, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
+import { BucketsDraft, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { BudgetCharge, CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
 
 type Kind = "windows" | "caps" | "keys";
@@ -52,6 +52,11 @@ function oneWindowGroup(writes: readonly Write[]): boolean {
   return true;
 }
 
+/** One day of a cap record, checked as read. */
+function capDay(record: CapRecord | undefined, day: number, key: string): CapDay | undefined {
+  return checkedCapDay(own(record?.days, String(day)), key);
+}
+
 /** A cap record with `member` counted on the charge's day (a new record, frozen). */
 function withMember(record: CapRecord | undefined, cap: CapCharge, member: string): CapRecord {
   const day = String(cap.day);
@@ -87,8 +92,7 @@ export class SnapshotTx implements CounterTx {
     this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {
-    const record = checkedCap(recordIn(this.usage.caps, cap.key), cap.key);
-    return checkedCapDay(own(record?.days, String(cap.day)), cap.key)?.members.length ?? 0;
+    return capDay(checkedCap(recordIn(this.usage.caps, cap.key), cap.key), cap.day, cap.key)?.members.length ?? 0;
   }
   addCapMember(cap: CapCharge, member: string): void {
     this.writes.push({ kind: "caps", key: cap.key, hash: placeOf(cap.key), change: (record: CapRecord | undefined) => withMember(record, cap, member) });
@@ -96,9 +100,9 @@ export class SnapshotTx implements CounterTx {
   removeCapMember(key: string, day: number, member: string): boolean {
     const record = checkedCap(recordIn(this.usage.caps, key), key);
     if (record === undefined) return false;
-    const latest = checkedCapDay(own(record.days, String(record.latest)), key) === undefined ? undefined : record.latest;
+    const latest = capDay(record, record.latest, key) === undefined ? undefined : record.latest;
     if (!ticketDayCounts(day, latest)) return false;
-    const members = checkedCapDay(own(record.days, String(day)), key)?.members;
+    const members = capDay(record, day, key)?.members;
     if (members === undefined || !members.includes(member)) return false;
     this.writes.push({
       kind: "caps",

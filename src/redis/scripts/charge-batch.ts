@@ -153,7 +153,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "2d171924ba13296af4b50b5c47b2f18acce2e913",
+  sha: "6c15af6c259cca188a08062e5e021c5c67c4d9ff",
 };
 
 /**

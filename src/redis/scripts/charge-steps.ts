@@ -206,9 +206,11 @@ end
 
 /** For a call with an idempotency key or a cap only: the record and the cap's day. */
 export const RECORD_STEPS = `
--- a key lives until what it holds ends (a relative expiry, in the deciding clock), plus the slack
-local function expire_after(key, ends, now)
-  redis.call('PEXPIRE', key, math.max(1, math.ceil(ends - now)) + slack)
+-- a key lives until what it holds ends (a relative expiry, in the deciding clock), plus the slack;
+-- with only_longer, an expiry it has already is lengthened, never shortened (a key without one keeps none)
+local function expire_after(key, ends, now, only_longer)
+  local ms = math.max(1, math.ceil(ends - now)) + slack
+  if only_longer then redis.call('PEXPIRE', key, ms, 'GT') else redis.call('PEXPIRE', key, ms) end
 end
 
 -- the idempotency record while it lives (runCharge's live), or nil
@@ -232,12 +234,8 @@ local function record(e, day, member)
   -- a new record joins the credential's index (scripts/reset.ts), which lives as long as its newest
   -- record: one recorded afresh lengthens it, and never shortens it
   if index_key then
-    if not live then
-      redis.call('SADD', index_key, idem_key)
-      expire_after(index_key, e, now)
-    else
-      redis.call('PEXPIRE', index_key, math.max(1, math.ceil(e - now)) + slack, 'GT')
-    end
+    if not live then redis.call('SADD', index_key, idem_key) end
+    expire_after(index_key, e, now, live)
   end
 end
 `;

@@ -95,9 +95,9 @@ local function take_cap()
   redis.call('PEXPIRE', set, ttl)
   -- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
   redis.call('SET', cap_key .. ':day', day_text, 'PX', ttl)
-  -- counted now: the key is recorded afresh, live 24 h from this use (a released key's retry that ran)
+  -- counted now: not a replay, even with a live key (its charge was released; the retry runs again),
+  -- and the key is recorded afresh, live 24 h from this use
   if idem_key then record(now + key_ttl, day_text, member) end
-  -- counted now: not a replay, even with a live key (its charge was released; the retry runs again)
   return remember(reply('c', '0', member))
 end
 `;
@@ -116,7 +116,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "69e79283ecaac6cc34154ad451be7541fbac5c0d",
+  sha: "3400ccfc47f72bc235d56e09ca3f19d8dede2c34",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "6e5c16233f9f106b9d15e577de31378d4ef99cf1",
+  sha: "1431a75a877092caed3c2b1f7366adffce407f71",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -1,5 +1,5 @@
 /**
- * Scripted cases at the spec's own sizes: budgets of 600 and 60 a minute (spec §6), windows longer
+ * Scripted cases at the spec's own sizes: budgets of 600 and 60 a minute (spec §8), windows longer
  * than a minute (a plan's hour), daily caps of 25 and 50 (spec §8). The other cases use small
  * numbers, which a store that is wrong only at these sizes passes (found by a black-box review: a
  * store that admitted one more past any limit of 60 or more, one that ignored caps of 5 or more and
@@ -15,7 +15,7 @@ const DAY_MS = 86_400_000;
 
 export const specSizeCases: readonly ScriptedCase[] = [
   {
-    title: "spec §6 sizes: audience 60 and general 600 a minute admit exactly 60 and 600 in a window, then budget_spent",
+    title: "spec §8 sizes: audience 60 and general 600 a minute admit exactly 60 and 600 in a window, then budget_spent",
     run: async (store, k) => {
       const general = k.budget("general", 600, 60);
       const audience = k.budget("audience", 60, 60);
