@@ -141,6 +141,27 @@ export function earlierDecision(req: object, policy: Policy, method: string, pat
 }
 
 /**
+ * Holds `req.method` to the method the policy judged, for the handler that runs after the adapter
+ * (Express, node:http). Middleware mounted after the adapter that changes it (the `method-override`
+ * package, reading `X-HTTP-Method-Override`) would have the framework route the request to a
+ * handler of another operation than the one judged: found by an adapter review, a `POST` judged as
+ * a tagging write reached a `GET` handler that reads addresses, past a spent `audience` budget. Such
+ * a change now throws (a host mistake: the framework answers 500); mounted before the adapter, the
+ * changed method is the one judged. Setting the same method again is allowed.
+ */
+export function holdMethod(req: { method?: string | undefined }, judged: string): void {
+  Object.defineProperty(req, "method", {
+    configurable: true,
+    enumerable: true,
+    get: () => judged,
+    set: (value: unknown) => {
+      if (value === judged) return;
+      throw new PolicyConfigError("req.method", `was changed from ${judged} to ${String(value).slice(0, 32)} after newsletter-policy judged the request: mount method-override (and any middleware that changes the method or the URL) before the adapter, so that the request the handler runs is the one judged`);
+    },
+  });
+}
+
+/**
  * Decides one request: authenticates through `who`, resolves `newsletter`, checks, and tells
  * `onDecision`. Rejects only with the host's own errors (from `who`, `newsletter`).
  */

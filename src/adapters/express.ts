@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from "express";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, holdMethod, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -67,6 +67,7 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
       if (res.headersSent) return false;
     }
     res.locals.decision = outcome.decision;
+    holdMethod(req, req.method);
     if (outcome.decision.release !== undefined) {
       releaseWhenFailed(res, releaser(options.policy, outcome.decision));
     }
