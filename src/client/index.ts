@@ -5,6 +5,8 @@
  */
 export { retryDelay } from "./retry-delay.js";
 export { withRetry } from "./with-retry.js";
+/** Thrown for a host mistake in the options (`maxAttempts: NaN`), naming the option. */
+export { PolicyConfigError } from "../errors.js";
 
 export type { ResponseLike, RetryDelayOptions } from "./retry-delay.js";
 export type { FetchLike, RetryEvent, WithRetryOptions } from "./with-retry.js";

@@ -38,6 +38,8 @@ export interface RetryDelayOptions {
   body?: unknown;
 }
 
+import { PolicyConfigError } from "../errors.js";
+
 const HOUR_MS = 3_600_000;
 /** Answers a retry can fix: the budget or cap refills (429), or the server's store comes back (502–504). */
 const BACKOFF_STATUSES = new Set([502, 503, 504]);
@@ -118,12 +120,14 @@ function backoff(options: RetryDelayOptions): number {
  * @param response - a Fetch `Response`, or anything with `status` and `headers.get`.
  * @param options - `dailyRetryAfter` (default `hours`), `attempt` and the backoff settings, `body` when already read.
  * @returns milliseconds to wait, or `undefined` when a retry cannot help.
+ * @throws PolicyConfigError when an option is not what it must be (`attempt: NaN`), naming it.
  * @example
  * const response = await fetch(url);
  * const wait = retryDelay(response);
  * if (wait !== undefined && wait < 60_000) setTimeout(sendAgain, wait);
  */
 export function retryDelay(response: ResponseLike, options: RetryDelayOptions = {}): number | undefined {
+  assertDelayOptions(options);
   const now = options.now ?? Date.now;
   const status = response.status;
   if (status === 429) {
@@ -146,4 +150,21 @@ export function retryDelay(response: ResponseLike, options: RetryDelayOptions = 
     return "ms" in after ? after.ms : after.count * 1000;
   }
   return undefined;
+}
+
+/**
+ * The options of {@link retryDelay}, checked (a host mistake throws, naming the option): an
+ * `attempt` of NaN made the backoff NaN ms, and a `baseDelayMs` of NaN the same.
+ */
+export function assertDelayOptions(options: RetryDelayOptions): void {
+  if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be an object");
+  const { attempt, baseDelayMs, maxBackoffMs, dailyRetryAfter } = options;
+  if (attempt !== undefined && !(Number.isSafeInteger(attempt) && attempt >= 0)) throw new PolicyConfigError("attempt", `must be a whole number ≥ 0 (retries made so far); got ${String(attempt)}`);
+  for (const [name, value] of [["baseDelayMs", baseDelayMs], ["maxBackoffMs", maxBackoffMs]] as const) {
+    if (value !== undefined && !(typeof value === "number" && Number.isFinite(value) && value >= 0)) throw new PolicyConfigError(name, `must be a finite number of ms ≥ 0; got ${String(value)}`);
+  }
+  if (dailyRetryAfter !== undefined && dailyRetryAfter !== "hours" && dailyRetryAfter !== "seconds") throw new PolicyConfigError("dailyRetryAfter", `must be "hours" or "seconds"; got ${String(dailyRetryAfter)}`);
+  for (const name of ["random", "now"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
+  }
 }

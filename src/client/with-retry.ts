@@ -2,7 +2,8 @@
  * A Fetch wrapper that retries the way spec §1.4 and §7 ask: the same request after `Retry-After`
  * and not before, with the same `Idempotency-Key` for a write, and never when a retry cannot help.
  */
-import { retryDelay, type RetryDelayOptions } from "./retry-delay.js";
+import { PolicyConfigError } from "../errors.js";
+import { assertDelayOptions, retryDelay, type RetryDelayOptions } from "./retry-delay.js";
 
 /** A Fetch-style function: the global `fetch`, undici's, or a framework's `app.request`. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -21,9 +22,9 @@ export interface RetryEvent {
 
 /** Options of {@link withRetry}. */
 export interface WithRetryOptions extends Pick<RetryDelayOptions, "dailyRetryAfter" | "baseDelayMs" | "maxBackoffMs" | "random" | "now"> {
-  /** Longest single wait in ms; an answer that asks for more is returned as it is. Default 60 000. */
+  /** Longest single wait in ms (a number ≥ 0; `Infinity`: any wait); an answer that asks for more is returned as it is. Default 60 000. */
   maxWaitMs?: number;
-  /** Most attempts in all, the first included. Default 3. */
+  /** Most attempts in all, the first included: a whole number ≥ 1. Default 3. */
   maxAttempts?: number;
   /** Waits `ms`, rejecting when `signal` aborts. Default: a timer. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -35,19 +36,50 @@ export interface WithRetryOptions extends Pick<RetryDelayOptions, "dailyRetryAft
 
 const SAFE = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/**
+ * The longest delay a timer takes (2^31 − 1 ms, about 24.8 days): a longer one fires after 1 ms
+ * (Node warns `TimeoutOverflowWarning`, browsers say nothing), so that a `Retry-After` of days
+ * waited with `maxWaitMs: Infinity` was retried at once (found by a review).
+ */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
 function timer(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
-    const id = setTimeout(() => {
-      signal?.removeEventListener("abort", abort);
-      resolve();
-    }, ms);
+    const end = Date.now() + ms;
+    let id: ReturnType<typeof setTimeout>;
+    // a wait longer than a timer takes is waited in steps
+    const step = (left: number) => {
+      id = setTimeout(() => {
+        const rest = end - Date.now();
+        if (rest > 0 && left > TIMER_MAX_MS) return step(rest);
+        signal?.removeEventListener("abort", abort);
+        resolve();
+      }, Math.min(left, TIMER_MAX_MS));
+    };
     function abort() {
       clearTimeout(id);
       reject(signal!.reason);
     }
+    step(ms);
     signal?.addEventListener("abort", abort, { once: true });
   });
+}
+
+/** withRetry's own options, checked once (a host mistake throws, naming the option; DESIGN §10). */
+function assertRetryOptions(options: WithRetryOptions): void {
+  if (typeof options !== "object" || options === null) throw new PolicyConfigError("withRetry options", "must be an object");
+  const { maxAttempts, maxWaitMs } = options;
+  if (maxAttempts !== undefined && !(Number.isSafeInteger(maxAttempts) && maxAttempts >= 1)) {
+    throw new PolicyConfigError("maxAttempts", `must be a whole number ≥ 1 (attempts in all, the first included); got ${String(maxAttempts)}`);
+  }
+  if (maxWaitMs !== undefined && !(typeof maxWaitMs === "number" && maxWaitMs >= 0)) {
+    throw new PolicyConfigError("maxWaitMs", `must be a number of ms ≥ 0 (Infinity: any wait); got ${String(maxWaitMs)}`);
+  }
+  for (const name of ["sleep", "idempotencyKey", "onRetry"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
+  }
+  assertDelayOptions(options);
 }
 
 function isRequest(input: unknown): input is Request {
@@ -75,12 +107,15 @@ async function errorBodyOf(response: Response): Promise<string | undefined> {
  * @param fetch - the function to wrap, e.g. `globalThis.fetch`.
  * @param options - `maxWaitMs` (default 60 000), `maxAttempts` (default 3), `dailyRetryAfter`, backoff settings, `sleep`, `onRetry`.
  * @returns a function with `fetch`'s signature.
+ * @throws PolicyConfigError when an option is not what it must be (`maxAttempts: NaN`), naming it.
  * @example
  * const fetchWithRetry = withRetry(fetch, { maxWaitMs: 30_000 });
  * const response = await fetchWithRetry("https://api.example.com/articles/a_1/send", { method: "POST" });
  */
 export function withRetry(fetch: FetchLike, options: WithRetryOptions = {}): FetchLike {
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  if (typeof fetch !== "function") throw new PolicyConfigError("fetch", `must be a Fetch-style function; got ${typeof fetch}`);
+  assertRetryOptions(options);
+  const maxAttempts = options.maxAttempts ?? 3;
   const maxWaitMs = options.maxWaitMs ?? 60_000;
   const sleep = options.sleep ?? timer;
   const newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());

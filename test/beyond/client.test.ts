@@ -303,3 +303,44 @@ describe("withRetry: the same request again, after the wait and not before (spec
     expect(waits).toHaveLength(1);
   });
 });
+
+describe("client options: host mistakes throw, naming the option (DESIGN §10; found by a new-user review)", () => {
+  const answer429 = (retryAfter: string) => async () => new Response(JSON.stringify({ error: { code: "rate_limited", message: "budget general spent" } }), { status: 429, headers: { "Retry-After": retryAfter, "RateLimit-Remaining": "0", "RateLimit-Reset": retryAfter } });
+
+  it("maxAttempts NaN (an unset variable through Number()) retried without end: it throws PolicyConfigError naming maxAttempts", async () => {
+    let calls = 0;
+    const counted = async () => (calls++, new Response(null, { status: 503 }));
+    for (const maxAttempts of [Number.NaN, 0, 1.5, Infinity, -1]) {
+      expect(() => withRetry(counted, { maxAttempts, sleep: async () => undefined })).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "maxAttempts" }));
+    }
+    expect(calls).toBe(0);
+  });
+
+  it("maxWaitMs NaN let a daily cap's 20 hours be waited: it throws naming maxWaitMs; attempt, baseDelayMs and dailyRetryAfter are checked too", () => {
+    expect(() => withRetry(fetch, { maxWaitMs: Number.NaN })).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "maxWaitMs" }));
+    expect(() => withRetry(fetch, { maxWaitMs: -1 })).toThrow(expect.objectContaining({ field: "maxWaitMs" }));
+    expect(() => withRetry(fetch, { baseDelayMs: Number.NaN })).toThrow(expect.objectContaining({ field: "baseDelayMs" }));
+    expect(() => withRetry(fetch, { sleep: 5 as unknown as () => Promise<void> })).toThrow(expect.objectContaining({ field: "sleep" }));
+    const refused = { status: 503, headers: new Headers() };
+    expect(() => retryDelay(refused, { attempt: Number.NaN })).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "attempt" }));
+    expect(() => retryDelay(refused, { dailyRetryAfter: "minutes" as "hours" })).toThrow(expect.objectContaining({ field: "dailyRetryAfter" }));
+    expect(retryDelay(refused, { attempt: 2, random: () => 0 })).toBe(1000);
+    expect(withRetry(fetch, { maxWaitMs: Infinity })).toBeTypeOf("function");
+  });
+
+  it("spec §7 'after Retry-After, and not before': a wait longer than a timer takes (2^31 ms) is not cut to 1 ms by the default sleep", async () => {
+    let calls = 0;
+    const once = answer429("3000000"); // 3e9 ms: Node fired such a timer after 1 ms
+    const fetching = withRetry(async () => (calls++, once()), { maxWaitMs: Infinity, maxAttempts: 2 });
+    const controller = new AbortController();
+    const outcome = fetching("http://127.0.0.1:9/never", { signal: controller.signal }).then(
+      () => "answered",
+      () => "aborted",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(calls).toBe(1); // still waiting, not retried
+    controller.abort();
+    expect(await outcome).toBe("aborted");
+    expect(calls).toBe(1);
+  });
+});
