@@ -11,7 +11,8 @@ const CJS_REQUIRE = ["import { createRequire as cliRequire } from \"node:module\
  */
 const LAZY_VITEST = [
   "let loaded;",
-  "const vitest = () => (loaded ??= require(\"vitest\"));",
+  "const load = () => { try { return require(\"vitest\"); } catch (error) { if (error && error.code === \"MODULE_NOT_FOUND\") throw new Error(\"newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only\"); throw error; } };",
+  "const vitest = () => (loaded ??= load());",
   ...["describe", "it", "expect", "afterEach"].map((name) => `export const ${name} = (...args) => vitest().${name}(...args);`),
 ].join("\n");
 

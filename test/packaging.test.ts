@@ -7,7 +7,9 @@
  * packed tarball in .ci/run.
  */
 import { createRequire } from "node:module";
-import { mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "tsup";
@@ -56,6 +58,31 @@ describe("one copy of the shared code across entries", () => {
     const [credential] = fc.sample(testing.arbCredential(), { numRuns: 1, seed: 1 }) as { id: string; kind: string }[];
     expect(["api_key", "oauth"]).toContain(credential!.kind);
     expect(typeof testing.describeStoreConformance).toBe("function");
+  });
+
+  it("ESM and CommonJS: without vitest installed, newsletter-policy/testing loads and its arbitraries and runners work; describeStoreConformance says vitest is needed (found by a new-user review: the ESM build imported vitest at the top)", () => {
+    // the built package alone in a folder outside the repository, beside fast-check and immer only
+    const bare = mkdtempSync(join(tmpdir(), "np-novitest-"));
+    try {
+      const modules = join(bare, "node_modules");
+      cpSync(out, join(modules, "newsletter-policy", "dist"), { recursive: true });
+      writeFileSync(join(modules, "newsletter-policy", "package.json"), JSON.stringify({ name: "newsletter-policy", type: "module", exports: { "./testing": { import: "./dist/testing/index.js", require: "./dist/testing/index.cjs" } } }));
+      for (const name of ["fast-check", "pure-rand", "immer"]) symlinkSync(join(root, "node_modules", name), join(modules, name), "dir");
+      const script = (load: string) => `${load}
+const [trace] = fc.sample(testing.arbTrace({ maxSteps: 30 }), { numRuns: 1, seed: 1 });
+let said = "";
+try { testing.describeStoreConformance("store", () => ({})); } catch (error) { said = error.message; }
+console.log(JSON.stringify({ entries: testing.runPureTrace(trace).length, steps: trace.steps.length, said }));`;
+      writeFileSync(join(bare, "esm.mjs"), script('import fc from "fast-check"; import * as testing from "newsletter-policy/testing";'));
+      writeFileSync(join(bare, "cjs.cjs"), script('const fc = require("fast-check"); const testing = require("newsletter-policy/testing");'));
+      for (const file of ["esm.mjs", "cjs.cjs"]) {
+        const ran = JSON.parse(execFileSync(process.execPath, [file], { cwd: bare, encoding: "utf8" })) as { entries: number; steps: number; said: string };
+        expect(ran.entries, file).toBe(ran.steps);
+        expect(ran.said, file).toMatch(/install vitest/);
+      }
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
+    }
   });
 
   it("ESM: the same, across the ESM entries", async () => {

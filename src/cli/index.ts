@@ -42,8 +42,19 @@ Options for every command:
   --config FILE              .json with the options of defineConfig, or .js/.mjs/.cjs exporting them
                              (default export or "config"); default: the spec's numbers
   --json                     machine-readable output
-  -h, --help
+  -h, --help                 this text (also after a command: explain --help)
+  -v, --version              the package's version
 `;
+
+/** The package's version, from its package.json (beside dist/ when installed; two folders up from src/cli/ in the repository). */
+async function version(): Promise<string> {
+  for (const relative of ["../package.json", "../../package.json"]) {
+    const text = await readFile(new URL(relative, import.meta.url), "utf8").catch(() => undefined);
+    const pkg = text === undefined ? undefined : (JSON.parse(text) as { name?: string; version?: string });
+    if (pkg?.name === "newsletter-policy" && pkg.version !== undefined) return pkg.version;
+  }
+  return "unknown";
+}
 
 
 interface Io {
@@ -206,6 +217,11 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
 export async function main(argv: readonly string[], io: Io = { out: (t) => process.stdout.write(`${t}\n`), err: process.stderr }): Promise<number> {
   const [command, ...rest] = argv;
   try {
+    // help asked for after a command (explain --help): the usage, which covers every command
+    if (rest.includes("--help") || rest.includes("-h")) {
+      io.out(USAGE.trimEnd());
+      return 0;
+    }
     switch (command) {
       case "explain":
         return await explain(rest, io);
@@ -219,6 +235,11 @@ export async function main(argv: readonly string[], io: Io = { out: (t) => proce
       case "--help":
         io.out(USAGE.trimEnd());
         return command === undefined ? 2 : 0;
+      case "-v":
+      case "--version":
+      case "version":
+        io.out(await version());
+        return 0;
       default:
         throw new CliError(`unknown command "${command}"`);
     }

@@ -5,6 +5,7 @@
  * through the same random `ChargeRequest` programs, and the same random policy traces through
  * `createPolicy`, and compare every outcome.
  */
+import { PolicyConfigError } from "../errors.js";
 import { afterEach, describe, it } from "./vitest-api.js";
 import type { PolicyStore } from "../store.js";
 import { budgetCases } from "./conformance/budgets.js";
@@ -71,6 +72,11 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
  * });
  */
 export function describeStoreConformance<S extends PolicyStore>(name: string, makeStore: StoreFactory<S>, options: StoreConformanceOptions<S> = {}): void {
+  for (const field of ["maxSteps", "numRuns"] as const) {
+    const value = options[field];
+    // a host mistake named here, when the suite is declared, not as fast-check's error inside a property
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) throw new PolicyConfigError(field, `must be a whole number ≥ 1; got ${String(value)}`);
+  }
   const start = options.startTime ?? Date.UTC(2031, 4, 14, 9, 0, 0);
   const timeout = options.timeout ?? 120_000;
   const resets = options.reset !== false;

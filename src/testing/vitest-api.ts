@@ -1,7 +1,23 @@
 /**
- * The vitest functions the conformance suites use, in one place. The CommonJS build replaces this
- * module with one that loads vitest on first use (tsup.config.ts `lazyVitestInCommonJs`): vitest
- * refuses to be `require`d, and a top-level `require("vitest")` made the whole testing entry
- * unloadable from CommonJS, arbitraries and trace runners included.
+ * The vitest functions the conformance suites use, in one place, loaded when this module is and
+ * asked for only when a suite is described: without vitest installed, the arbitraries and trace
+ * runners still load (a host on node:test, jest or mocha uses them with fast-check alone), and
+ * `describeStoreConformance` says what is missing. Importing vitest at the top made the whole entry
+ * unloadable without it (found by a new-user review). The CommonJS build replaces this module with
+ * one that `require`s vitest on first use (tsup.config.ts `lazyVitestInCommonJs`).
  */
-export { afterEach, describe, expect, it } from "vitest";
+type Vitest = typeof import("vitest");
+
+const loaded: Vitest | undefined = await import("vitest").catch(() => undefined);
+
+function vitest(): Vitest {
+  if (loaded === undefined) {
+    throw new Error("newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only");
+  }
+  return loaded;
+}
+
+export const describe: Vitest["describe"] = ((...args: Parameters<Vitest["describe"]>) => vitest().describe(...args)) as Vitest["describe"];
+export const it: Vitest["it"] = ((...args: Parameters<Vitest["it"]>) => vitest().it(...args)) as Vitest["it"];
+export const expect: Vitest["expect"] = ((...args: Parameters<Vitest["expect"]>) => vitest().expect(...args)) as Vitest["expect"];
+export const afterEach: Vitest["afterEach"] = ((...args: Parameters<Vitest["afterEach"]>) => vitest().afterEach(...args)) as Vitest["afterEach"];

@@ -193,6 +193,22 @@ describe("npx newsletter-policy replay", () => {
   });
 });
 
+describe("npx newsletter-policy --help and --version", () => {
+  it("help after a command (explain --help, replay -h) prints the usage and exits 0: it was 'Unknown option' and exit 2 (found by a new-user review); --version prints the package's", async () => {
+    for (const args of [["explain", "--help"], ["permissions", "-h"], ["replay", "--help"], ["--help"]]) {
+      const { code, stdout } = await cli(args);
+      expect(code, args.join(" ")).toBe(0);
+      expect(stdout).toContain("Usage: newsletter-policy <command>");
+    }
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    for (const flag of ["--version", "-v"]) {
+      const { code, stdout } = await cli([flag]);
+      expect(code).toBe(0);
+      expect(stdout.trim()).toBe(version);
+    }
+  });
+});
+
 describe("docs/cli.md stays true", () => {
   it("every `$ npx newsletter-policy …` block shows what the command prints (a block ending in … shows its start)", async () => {
     const doc = readFileSync(join(root, "docs/cli.md"), "utf8");

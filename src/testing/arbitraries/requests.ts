@@ -20,6 +20,14 @@ export interface RequestArbitraryOptions {
   operations?: readonly OperationSpec[];
   /** Newsletter ids to ask for; prototype names and an unknown id are mixed in. Default {@link NEWSLETTER_IDS}. */
   newsletters?: readonly string[];
+  /**
+   * Requests that pass the input checks: a body of the right shape, an `Idempotency-Key` that is
+   * valid or absent, one known value a query parameter (a reader may still be refused a filter:
+   * 403), the owning newsletter given for paths without one, and a known operation, so
+   * that they reach the budgets, the permissions and the daily caps (arbTrace's `focus: "caps"`).
+   * Default false: wrong shapes are mixed in.
+   */
+  wellFormed?: boolean;
 }
 
 const OTHER_IDS = ["a_1", "a_2", "s_1", "t_1", "x y", "é"] as const;
@@ -36,17 +44,19 @@ function encodeSegment(id: string): string {
   return encodeURIComponent(id);
 }
 
-function arbQuery(op: OperationSpec): fc.Arbitrary<Record<string, string[]>> {
+function arbQuery(op: OperationSpec, wellFormed: boolean): fc.Arbitrary<Record<string, string[]>> {
   const parts: [string, fc.Arbitrary<string[]>, number][] = [];
-  const some = (values: readonly string[]) => fc.array(fc.constantFrom(...values), { minLength: 1, maxLength: 2 });
-  if (op.paginated) parts.push(["limit", fc.oneof({ weight: 8, arbitrary: fc.constantFrom<string[]>(["100"], ["5"]) }, { weight: 1, arbitrary: some(["100", "0", "abc", "1e3"]) }), 2]);
+  // well formed: one value a parameter, of the names the spec gives (a reader may still be refused them: 403)
+  const some = (values: readonly string[]) => (wellFormed ? fc.constantFrom(...values).map((v) => [v]) : fc.array(fc.constantFrom(...values), { minLength: 1, maxLength: 2 }));
+  if (op.paginated) parts.push(["limit", wellFormed ? fc.constantFrom<string[]>(["100"], ["5"]) : fc.oneof({ weight: 8, arbitrary: fc.constantFrom<string[]>(["100"], ["5"]) }, { weight: 1, arbitrary: some(["100", "0", "abc", "1e3"]) }), 2]);
   // spec §7 #4–#7 filters and expansions: often, so that read-only credentials meet them
   for (const name of Object.keys(op.filters ?? {})) {
     const values = name === "status" ? ["sent", "sent", "draft", "scheduled", "sent,draft", " sent "] : name === "visibility" ? ["public", "public", "private", "public,private"] : ["t_1", "news"];
-    parts.push([name, some(values), 2]);
+    parts.push([name, some(wellFormed ? values.filter((v) => /^\w+$/.test(v)) : values), 2]);
   }
-  if (op.expand) parts.push(["expand", some([...Object.keys(op.expand), ...Object.keys(op.expand), ...Object.keys(op.expand), "bogus", "subscriber,bogus"]), 2]);
-  else parts.push(["expand", fc.constant(["subscriber"]), 40]);
+  const paths = Object.keys(op.expand ?? {});
+  if (paths.length > 0) parts.push(["expand", some(wellFormed ? paths : [...paths, ...paths, ...paths, "bogus", "subscriber,bogus"]), 2]);
+  else if (!wellFormed) parts.push(["expand", fc.constant(["subscriber"]), 40]);
   // present once in `rarity` draws
   const sometimes = (name: string, values: fc.Arbitrary<string[]>, rarity: number) =>
     fc.oneof({ weight: rarity - 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: values.map((v) => [name, v] as const) });
@@ -63,13 +73,18 @@ function queryString(query: Record<string, string[]>): string {
   return pairs.length === 0 ? "" : `?${pairs.join("&")}`;
 }
 
-function arbBody(op: OperationSpec): fc.Arbitrary<unknown> {
+function arbBody(op: OperationSpec, wellFormed: boolean): fc.Arbitrary<unknown> {
   const list = op.list;
   if (list === undefined) return fc.constantFrom<unknown>(undefined, undefined, {});
-  const item = fc.constantFrom("a@example.com", "b@example.com", "s_1", "s_2");
-  const sized = (n: number) => Array.from({ length: n }, (_, i) => `item_${i}`);
+  // items of the list's kind (a test send's `to` takes addresses, a tagging's `subscribers` ids); the
+  // other kind is mixed in rarely, as a wrong shape
+  const [right, wrong] = list.items === "addresses" ? [["a@example.com", "b@example.com"], ["s_1", "s_2"]] : [["s_1", "s_2"], ["a@example.com", "b@example.com"]];
+  const sized = (n: number) => Array.from({ length: n }, (_, i) => (list.items === "addresses" ? `item_${i}@example.com` : `item_${i}`));
+  const valid = fc.array(fc.constantFrom(...right), { minLength: list.min, maxLength: Math.min(list.max, 5) }).map((v) => ({ [list.field]: v }));
+  if (wellFormed) return valid;
   return fc.oneof(
-    { weight: 20, arbitrary: fc.array(item, { minLength: list.min, maxLength: Math.min(list.max, 5) }).map((v) => ({ [list.field]: v })) },
+    { weight: 20, arbitrary: valid },
+    { weight: 1, arbitrary: fc.array(fc.constantFrom(...right, ...wrong), { minLength: 1, maxLength: 3 }).map((v) => ({ [list.field]: v })) },
     { weight: 1, arbitrary: fc.constantFrom(list.max, list.max + 1, list.max + 2, 0).map((n) => ({ [list.field]: sized(n) })) },
     { weight: 1, arbitrary: fc.constantFrom<unknown>(undefined, null, "to", { [list.field]: "a@example.com" }, { [list.field]: [1, 2] }, { [list.field]: [""] }, [list.field]) },
   );
@@ -81,7 +96,7 @@ function arbBody(op: OperationSpec): fc.Arbitrary<unknown> {
  * a body of the right or wrong shape, and for writes an `Idempotency-Key` from a small pool (or an
  * invalid one). A few requests match no operation.
  *
- * @param options - `operations` (default: the spec's catalogue plus {@link EXTRA_OPERATIONS}), `newsletters`.
+ * @param options - `operations` (default: the spec's catalogue plus {@link EXTRA_OPERATIONS}), `newsletters`, `wellFormed`.
  * @returns an arbitrary of {@link GeneratedRequest}.
  * @example
  * // EXTRA_OPERATIONS charge a host budget, `exports`, which the config must define
@@ -94,6 +109,8 @@ function arbBody(op: OperationSpec): fc.Arbitrary<unknown> {
 export function arbRequest(options: RequestArbitraryOptions = {}): fc.Arbitrary<GeneratedRequest> {
   const operations = options.operations ?? [...defaultOperations, ...EXTRA_OPERATIONS];
   const newsletters = options.newsletters ?? NEWSLETTER_IDS;
+  const wellFormed = options.wellFormed === true;
+  const keys: readonly unknown[] = wellFormed ? [undefined, "k_1", "k_2", "k_3", "k_1"] : [undefined, undefined, "k_1", "k_2", "k_3", "k_1", 42, "", "has space"];
   // the operations with a daily cap are drawn more often, so that traces reach the caps
   const pick = fc.oneof(...operations.map((op) => ({ weight: op.cap === undefined ? 2 : 5, arbitrary: fc.constant(op) })));
   const known = pick.chain((op) => {
@@ -103,11 +120,11 @@ export function arbRequest(options: RequestArbitraryOptions = {}): fc.Arbitrary<
     return fc
       .record({
         ids: fc.tuple(...segments.map((s) => (s === "{newsletter}" ? arbNewsletterId(newsletters) : s.startsWith("{") ? fc.constantFrom(...OTHER_IDS) : fc.constant(s)))),
-        owner: hasNewsletter ? fc.constant(undefined) : fc.option(arbNewsletterId(newsletters), { freq: 12, nil: undefined }),
-        query: arbQuery(op),
+        owner: hasNewsletter ? fc.constant(undefined) : wellFormed ? arbNewsletterId(newsletters) : fc.option(arbNewsletterId(newsletters), { freq: 12, nil: undefined }),
+        query: arbQuery(op, wellFormed),
         queryAsObject: fc.boolean(),
-        body: arbBody(op),
-        idempotencyKey: isWrite ? fc.constantFrom<unknown>(undefined, undefined, "k_1", "k_2", "k_3", "k_1", 42, "", "has space") : fc.constant(undefined),
+        body: arbBody(op, wellFormed),
+        idempotencyKey: isWrite ? fc.constantFrom<unknown>(...keys) : fc.constant(undefined),
         lowerCase: fc.boolean(),
         trailingSlash: fc.boolean(),
       })
@@ -130,5 +147,5 @@ export function arbRequest(options: RequestArbitraryOptions = {}): fc.Arbitrary<
       path: fc.constantFrom("/", "/newsletters", "/newsletters/nl_1", "/newsletters/nl_1/nothing", "/articles/a_1/unsend", "/rate-limit/extra"),
     })
     .map((request): GeneratedRequest => ({ request, operation: undefined }));
-  return fc.oneof({ weight: 19, arbitrary: known }, { weight: 1, arbitrary: unknown });
+  return wellFormed ? known : fc.oneof({ weight: 19, arbitrary: known }, { weight: 1, arbitrary: unknown });
 }

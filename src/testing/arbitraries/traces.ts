@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import type { PolicyOptions } from "../../config-types.js";
 import type { Credential, Grants, PolicyRequest } from "../../types.js";
+import { PolicyConfigError } from "../../errors.js";
 import { arbConfig } from "./config.js";
 import { arbCredential, arbRoleName, arbRoles, own } from "./credentials.js";
 import { arbRequest } from "./requests.js";
@@ -37,14 +38,20 @@ export interface Trace {
 
 /** Options of {@link arbTrace}. */
 export interface TraceArbitraryOptions {
-  /** Fewest and most steps. Default 20 to 300. */
+  /**
+   * Fewest and most steps: whole numbers, `minSteps` ≤ `maxSteps`. Default 1 to 300 (lengths drawn
+   * across the whole range; a failing trace shrinks to the few steps it needs).
+   */
   minSteps?: number;
   maxSteps?: number;
   /** Most credentials. Default 3. */
   maxCredentials?: number;
   /** The config. Default {@link arbConfig}. */
   config?: fc.Arbitrary<PolicyOptions>;
-  /** `caps`: roomy budgets, and every granted newsletter grants `sending: write`, so that traces reach the daily caps. */
+  /**
+   * `caps`: roomy budgets, every granted newsletter grants `sending: write`, and half the requests
+   * well formed (arbRequest's `wellFormed`), so that traces reach both daily caps.
+   */
   focus?: "caps";
   /** Earliest and latest start. Default 2026-01-01 to 2030-01-01 UTC. */
   startMin?: number;
@@ -56,8 +63,9 @@ export interface TraceArbitraryOptions {
  * by whole windows, by hours across day boundaries), roles change mid-trace, sends are released and
  * `GET /rate-limit` is read.
  *
- * @param options - `minSteps`/`maxSteps` (default 20/300), `maxCredentials` (default 3), `config`, `focus`, start range.
+ * @param options - `minSteps`/`maxSteps` (default 1/300), `maxCredentials` (default 3), `config`, `focus`, start range.
  * @returns an arbitrary of {@link Trace}.
+ * @throws PolicyConfigError when `minSteps` or `maxSteps` is not a whole number, or `minSteps` > `maxSteps`.
  * @example
  * await fc.assert(fc.asyncProperty(arbTrace(), async (trace) => {
  *   const log = await runPolicyTrace(trace, new MemoryStore());
@@ -65,12 +73,18 @@ export interface TraceArbitraryOptions {
  * }));
  */
 export function arbTrace(options: TraceArbitraryOptions = {}): fc.Arbitrary<Trace> {
+  const maxSteps = options.maxSteps ?? 300;
+  const minSteps = options.minSteps ?? Math.min(1, maxSteps);
+  if (!Number.isSafeInteger(maxSteps) || maxSteps < 0) throw new PolicyConfigError("maxSteps", `must be a whole number ≥ 0; got ${String(maxSteps)}`);
+  if (!Number.isSafeInteger(minSteps) || minSteps < 0 || minSteps > maxSteps) throw new PolicyConfigError("minSteps", `must be a whole number from 0 to maxSteps (${maxSteps}); got ${String(minSteps)}`);
   const maxCredentials = Math.max(1, options.maxCredentials ?? 3);
   const ids = Array.from({ length: maxCredentials }, (_, i) => `key_${i + 1}`);
   const sender = (grants: Grants): Grants => (options.focus === "caps" ? { ...grants, sending: "write" } : grants);
   const who = fc.nat({ max: maxCredentials - 1 });
+  // focus caps: half the requests pass the input checks, so that sends and test sends reach the caps
+  const requests = options.focus === "caps" ? fc.oneof(arbRequest({ wellFormed: true }), arbRequest()) : arbRequest();
   const step: fc.Arbitrary<TraceStep> = fc.oneof(
-    { weight: 24, arbitrary: fc.tuple(who, arbRequest()).map(([credential, g]): TraceStep => ({ kind: "request", credential, request: g.request, operation: g.operation })) },
+    { weight: 24, arbitrary: fc.tuple(who, requests).map(([credential, g]): TraceStep => ({ kind: "request", credential, request: g.request, operation: g.operation })) },
     {
       weight: 8,
       arbitrary: fc
@@ -96,7 +110,7 @@ export function arbTrace(options: TraceArbitraryOptions = {}): fc.Arbitrary<Trac
       config: options.config ?? arbConfig(options.focus === "caps" ? { budgets: "roomy" } : {}),
       start: fc.integer({ min: options.startMin ?? Date.UTC(2026, 0, 1), max: options.startMax ?? Date.UTC(2030, 0, 1) }),
       people: fc.array(fc.tuple(arbCredential(), arbRoles()), { minLength: 1, maxLength: maxCredentials }),
-      steps: fc.array(step, { minLength: options.minSteps ?? 20, maxLength: options.maxSteps ?? 300, size: "max" }),
+      steps: fc.array(step, { minLength: minSteps, maxLength: maxSteps, size: "max" }),
     })
     .map(({ config, start, people, steps }): Trace => ({
       config,
