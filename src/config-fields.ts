@@ -43,7 +43,7 @@ export function knownKeys(value: Record<string, unknown>, field: string, known: 
 
 /** An object option, or a PolicyConfigError saying what it must be. */
 export function record(value: unknown, field: string, what: string): Record<string, unknown> {
-  if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${value === null ? "null" : typeof value}`);
+  if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`);
   return value;
 }
 

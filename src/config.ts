@@ -70,7 +70,12 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   if (compiled.has(options)) throw new PolicyConfigError("config", "is already a compiled config (what defineConfig returns): pass it as it is, e.g. createPolicy({ config })");
   // a compiled config this copy did not make: its budgets are a list and its roles a Map, where the
   // options hold objects (a message about budgets' shape would not say what went wrong)
-  if (Array.isArray(options.budgets) || options.roles instanceof Map) {
+  const listed = options.budgets as unknown;
+  if (Array.isArray(listed) && !(listed.length > 0 && listed.every((b: unknown) => typeof b === "object" && b !== null && typeof (b as { name?: unknown }).name === "string" && typeof (b as { order?: unknown }).order === "number"))) {
+    // a list that is not a compiled config's (budgets: [{ limit, window }]): the options' shape is named
+    throw new PolicyConfigError("budgets", "must be an object of budget name → { limit, window } (e.g. { audience: { limit: 120, window: 60 } }); got an array");
+  }
+  if (Array.isArray(listed) || options.roles instanceof Map) {
     throw new PolicyConfigError(
       "config",
       "is a compiled config (what defineConfig returns) that this copy of newsletter-policy did not make: a copy of one ({ ...config }, structuredClone, JSON) or one from its other build (ESM and CommonJS loaded in one process). Pass defineConfig's result itself, or the options object",

@@ -126,10 +126,11 @@ export class MemoryStore implements PolicyStore {
    * found by walking this store's keys: O(records held), fine for an operator's action.
    *
    * @param request - what to clear.
+   * @param _now - the time of the reset (PolicyStore's signature; this store clears by the request alone).
    * @example
    * await policy.reset({ credential }); // calls store.reset(...) with the credential's keys
    */
-  reset(request: ResetRequest): void {
+  reset(request: ResetRequest, _now?: number): void {
     for (const key of request.windows) {
       const { subject, budget } = partsOfKey(key);
       this.windows.delete(subject, this.windows.idOf(budget));

@@ -72,6 +72,12 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(() => defineConfig({ budgets: { general: { limit: 0, window: 60 } } })).toThrow("newsletter-policy: budgets.general.limit must be a whole number ≥ 1; got 0");
   });
 
+  it("an array where an object is asked for is named as an array (it said 'got object'; found by a new-user review)", () => {
+    expect(() => defineConfig([] as never)).toThrow("config must be an object of options; got an array");
+    expect(() => defineConfig({ budgets: [] as never })).toThrow(/^newsletter-policy: budgets must be an object/);
+    expect(() => defineConfig({ budgets: [{ limit: 5, window: 60 }] as never })).toThrow("budgets must be an object of budget name → { limit, window } (e.g. { audience: { limit: 120, window: 60 } }); got an array");
+  });
+
   it("defaults are the spec's numbers", () => {
     const config = defineConfig();
     expect(config.budgets.map((b) => [b.name, b.limit, b.window])).toEqual([
