@@ -5,7 +5,7 @@
 import { assertNow, assertUsage } from "./host-input.js";
 import { sealed } from "./immer.js";
 import { asSnapshotError } from "./snapshot-check.js";
-import { inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
+import { inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, windowExpiry, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
@@ -14,15 +14,58 @@ export function windowExpired(record: SnapshotWindow, now: number): boolean {
 
 /** What each kind keeps of a record by `now`: budget windows and idempotency records go once expired. */
 export function tidyWindow(now: number): Tidy<SnapshotWindow> {
-  return (r) => (windowExpired(r, now) ? undefined : r);
+  return new WindowTidy(now);
 }
 export function tidyKey(now: number): Tidy<KeyRecord> {
-  return (r) => (now >= r.expiresAt ? undefined : r);
+  return new KeyTidy(now);
 }
-
 /** A daily cap keeps the days that have not ended; it goes with the last of them. */
 export function tidyCap(now: number): Tidy<CapRecord> {
-  return (record) => {
+  return new CapTidy(now);
+}
+
+/** When an idempotency record can be forgotten: its end (NaN, read as at any time, for one that has none). */
+export function keyExpiry(record: KeyRecord): number {
+  return typeof record.expiresAt === "number" ? record.expiresAt : Number.NaN;
+}
+
+/** When a daily cap record can change: the end of its earliest day (a day without a readable end, or no day at all: at any time). */
+export function capExpiry(record: CapRecord): number {
+  let least = Infinity;
+  let any = false;
+  for (const day in record.days) {
+    if (!Object.hasOwn(record.days, day)) continue;
+    any = true;
+    const resetAt: unknown = record.days[day]!.resetAt;
+    least = Math.min(least, typeof resetAt === "number" ? resetAt : Number.NaN);
+  }
+  return any ? least : -Infinity;
+}
+
+class WindowTidy implements Tidy<SnapshotWindow> {
+  constructor(readonly by: number) {}
+  keep(record: SnapshotWindow): SnapshotWindow | undefined {
+    return windowExpired(record, this.by) ? undefined : record;
+  }
+  expiry(record: SnapshotWindow): number {
+    return windowExpiry(record);
+  }
+}
+
+class KeyTidy implements Tidy<KeyRecord> {
+  constructor(readonly by: number) {}
+  keep(record: KeyRecord): KeyRecord | undefined {
+    return this.by >= record.expiresAt ? undefined : record;
+  }
+  expiry(record: KeyRecord): number {
+    return keyExpiry(record);
+  }
+}
+
+class CapTidy implements Tidy<CapRecord> {
+  constructor(readonly by: number) {}
+  keep(record: CapRecord): CapRecord | undefined {
+    const now = this.by;
     // most records have no day that ended: looked at first, and then nothing is copied
     let ended = false;
     let any = false;
@@ -38,7 +81,10 @@ export function tidyCap(now: number): Tidy<CapRecord> {
       if (Object.hasOwn(record.days, day) && now < record.days[day]!.resetAt) (days[day] = record.days[day]!), kept++;
     }
     return kept === 0 ? undefined : Object.freeze({ ...record, days: Object.freeze(days) });
-  };
+  }
+  expiry(record: CapRecord): number {
+    return capExpiry(record);
+  }
 }
 
 /**

@@ -15,7 +15,8 @@ import { knownKeys } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
 import { dayOf } from "./calendar.js";
 import { assertNow, assertUsage } from "./host-input.js";
-import { capMembers, changeIn, inLayout, nextUsage, recordsIn, usageData, windowOf, type CapRecord, type Usage } from "./snapshot.js";
+import { capMembers, changeIn, inLayout, keepAll, nextUsage, recordsIn, usageData, windowExpiry, windowOf, type CapRecord, type Usage } from "./snapshot.js";
+import { capExpiry, keyExpiry } from "./prune.js";
 import { budgetKey, capKey, idempotencyScope, subjectOf } from "./store-keys.js";
 import type { ResetRequest } from "./store.js";
 import type { Credential } from "./types.js";
@@ -86,15 +87,15 @@ export function resetUsage(snapshot: Usage, request: ResetRequest): Usage {
   const windows = request.windows.filter((key) => windowOf(usage, key) !== undefined);
   const caps = request.caps.filter((cap) => capMembers(snapshot, cap.key, cap.day).length > 0);
   if (keys.length === 0 && windows.length === 0 && caps.length === 0) return snapshot;
-  const same = <T>(record: T): T => record;
   const gone = (): undefined => undefined;
   // a snapshot written before is placed anew (once) before it is changed
   const base = inLayout(usage);
   let [nextWindows, nextKeys, nextCaps] = [base.windows, base.keys, base.caps];
-  for (const key of windows) nextWindows = changeIn(nextWindows, key, gone, same);
-  for (const key of keys) nextKeys = changeIn(nextKeys, key, gone, same);
+  // the other records of each leaf are kept as they are, with their leaf's bound
+  for (const key of windows) nextWindows = changeIn(nextWindows, key, gone, keepAll(windowExpiry));
+  for (const key of keys) nextKeys = changeIn(nextKeys, key, gone, keepAll(keyExpiry));
   // that day's count only; the idempotency records keep their charge, so a retry stays a replay
-  for (const cap of caps) nextCaps = changeIn(nextCaps, cap.key, (r: CapRecord | undefined) => withoutDay(r!, cap.day), same);
+  for (const cap of caps) nextCaps = changeIn(nextCaps, cap.key, (r: CapRecord | undefined) => withoutDay(r!, cap.day), keepAll(capExpiry));
   return nextUsage(base, usage.seq + 1, usage.at, nextWindows, nextCaps, nextKeys);
 }
 

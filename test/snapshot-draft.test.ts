@@ -8,14 +8,14 @@
 import fc from "fast-check";
 import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
-import { BucketsDraft, changeIn, placeOf, recordIn, recordsIn, usageData, type Buckets, type Tidy } from "../src/snapshot.js";
+import { BucketsDraft, changeIn, keepAll, placeOf, recordIn, recordsIn, usageData, type Buckets, type Tidy } from "../src/snapshot.js";
 import { emptyUsage } from "../src/index.js";
 import { unfrozenPath } from "./fixtures.js";
 
 type Rec = { readonly n: number };
-const same: Tidy<Rec> = (r) => r;
-/** Forgets records whose n is odd: a tidy that changes the leaves it passes. */
-const dropOdd: Tidy<Rec> = (r) => (r.n % 2 === 1 ? undefined : r);
+const same: Tidy<Rec> = keepAll<Rec>(() => Infinity);
+/** Forgets records whose n is odd: a tidy that changes the leaves it passes (at any time: their expiry is −Infinity). */
+const dropOdd: Tidy<Rec> = { by: 0, keep: (r) => (r.n % 2 === 1 ? undefined : r), expiry: (r) => (r.n % 2 === 1 ? -Infinity : Infinity) };
 
 /** A change: set key i (to n), or remove it (n undefined); keys as budget windows' are, four budgets a credential (placed together: placeOf). */
 const changes = fc.array(fc.record({ key: fc.nat({ max: 300 }), n: fc.option(fc.nat({ max: 9 }), { nil: undefined }) }), { maxLength: 12 });
