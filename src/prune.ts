@@ -5,7 +5,7 @@
 import { assertNow, assertUsage } from "./host-input.js";
 import { sealed } from "./immer.js";
 import { asSnapshotError } from "./snapshot-check.js";
-import { inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, windowExpiry, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
+import { exhaustive, inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, windowExpiry, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import type { KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
@@ -131,9 +131,10 @@ export function prune(snapshot: Usage, now: number): Usage {
   try {
     const usage = inLayout(usageData(snapshot));
     // tidyAll hands back the same buckets where nothing has expired
-    const windows = tidyAll(usage.windows, tidyWindow(now));
-    const keys = tidyAll(usage.keys, tidyKey(now));
-    const caps = tidyAll(usage.caps, tidyCap(now));
+    // every record is read, whatever the leaves' bounds say (a bound a host edited cannot keep a record)
+    const windows = tidyAll(usage.windows, exhaustive(tidyWindow(now)));
+    const keys = tidyAll(usage.keys, exhaustive(tidyKey(now)));
+    const caps = tidyAll(usage.caps, exhaustive(tidyCap(now)));
     if (windows === usage.windows && keys === usage.keys && caps === usage.caps) return sealed(usageData(snapshot)) as unknown as Usage;
     return nextUsage(usage, usage.seq, usage.at, windows, caps, keys);
   } catch (error) {

@@ -44,6 +44,16 @@ export interface Tidy<T> {
   keep(record: T): T | undefined;
   /** The earliest time `keep` may change the record: −Infinity (or NaN) when it may at any time, Infinity never. */
   expiry(record: T): number;
+  /**
+   * Read every record, whatever a leaf's bound says (`prune`, which promises to forget everything
+   * expired, even in a snapshot a host edited by hand). Default false: a leaf before its bound is passed unread.
+   */
+  readonly exhaustive?: boolean;
+}
+
+/** `tidy`, reading every record whatever a leaf's bound says (see {@link Tidy.exhaustive}). */
+export function exhaustive<T>(tidy: Tidy<T>): Tidy<T> {
+  return { by: tidy.by, keep: (record) => tidy.keep(record), expiry: (record) => tidy.expiry(record), exhaustive: true };
 }
 
 /** A tidy that keeps every record as it is (a snapshot placed anew, a reset): `expiry` says when each expires, for its leaf's bound. */
@@ -51,9 +61,13 @@ export function keepAll<T>(expiry: (record: T) => number): Tidy<T> {
   return { by: -Infinity, keep: (record) => record, expiry };
 }
 
-/** When a budget window can be forgotten (prune.ts `tidyWindow`): its end, or never in a snapshot written before ends were kept. */
+/**
+ * When a budget window can be forgotten (prune.ts `tidyWindow`): its end, or never in a snapshot
+ * written before ends were kept; an end that is not a number (a hand-edited snapshot: `null`) at any time.
+ */
 export function windowExpiry(record: SnapshotWindow): number {
-  return record.expiresAt ?? Infinity;
+  const end: unknown = record.expiresAt;
+  return end === undefined ? Infinity : typeof end === "number" ? end : Number.NaN;
 }
 
 /** A bucket splits past this many records: a change copies at most this many, whatever the snapshot holds. */
@@ -357,7 +371,7 @@ function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Ti
   // bound is the old one or an edited record's expiry; otherwise each is kept by tidy, and the
   // bound is the least expiry of what is kept
   const bound = boundOf(pairs);
-  const unexpired = tidy.by < bound;
+  const unexpired = tidy.exhaustive !== true && tidy.by < bound;
   let least = unexpired ? bound : Infinity;
   for (let i = 0; i < end; i += 2) {
     const k = pairs[i] as string;
@@ -499,7 +513,7 @@ export function tidyNode<T>(node: BucketNode<T>, tidy: Tidy<T>, shift = 8): Buck
     return next === undefined ? node : Object.freeze(next);
   }
   // nothing in the leaf expires by tidy's time (its bound): passed without reading a record
-  if (tidy.by < boundOf(node)) return node;
+  if (tidy.exhaustive !== true && tidy.by < boundOf(node)) return node;
   const pairs = pairsOf(node);
   const end = pairs.length - (pairs.length & 1);
   for (let i = 1; i < end; i += 2) if (tidy.keep(pairs[i] as T) !== pairs[i]) return rebuildLeaf(node, shift, tidy);

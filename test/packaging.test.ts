@@ -80,6 +80,17 @@ console.log(JSON.stringify({ entries: testing.runPureTrace(trace).length, steps:
         expect(ran.entries, file).toBe(ran.steps);
         expect(ran.said, file).toMatch(/install vitest/);
       }
+      // installed but failing to load: its own error, not "install vitest" (the ESM build said so; found by a review)
+      const broken = join(modules, "vitest");
+      mkdirSync(broken);
+      writeFileSync(join(broken, "package.json"), JSON.stringify({ name: "vitest", exports: { import: "./index.mjs", require: "./index.cjs" } }));
+      writeFileSync(join(broken, "index.mjs"), 'throw new Error("vitest: broken install");');
+      writeFileSync(join(broken, "index.cjs"), 'throw new Error("vitest: broken install");');
+      for (const file of ["esm.mjs", "cjs.cjs"]) {
+        const ran = JSON.parse(execFileSync(process.execPath, [file], { cwd: bare, encoding: "utf8" })) as { entries: number; steps: number; said: string };
+        expect(ran.entries, file).toBe(ran.steps);
+        expect(ran.said, file).toBe("vitest: broken install");
+      }
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }

@@ -40,8 +40,25 @@ describe("tidyCap (DESIGN §7: a daily cap keeps the days that have not ended)",
 });
 
 describe("a leaf's bound (snapshot.ts boundOf): a change or a sweep passes a leaf before it unread", () => {
+  it("prune forgets every expired record even when a host edited the bounds of a stored snapshot (a bound of 8.64e15 kept them; found by a review)", () => {
+    const config = defineConfig({ docsUrl: "https://example.com/errors" });
+    const t0 = Date.UTC(2026, 10, 27, 9);
+    let usage = emptyUsage();
+    for (let i = 0; i < 40; i++) {
+      const credential = { id: `key_${i}`, kind: "api_key" as const, newsletters: { nl_1: { audience: "read" as const, sending: "write" as const } } };
+      usage = evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential, roles: { nl_1: "owner" }, usage, now: t0 + i, config }).usage;
+      usage = evaluate({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: `k${i}` }, { credential, roles: { nl_1: "owner" }, usage, now: t0 + i, config }).usage;
+    }
+    // every leaf's bound set far ahead, through JSON as a host stores snapshots
+    const edited = JSON.parse(JSON.stringify(usage), (_key, value: unknown) => (Array.isArray(value) && value.length % 2 === 1 && typeof value[0] === "string" ? [...value.slice(0, -1), 8.64e15] : value));
+    const data = usageData(edited);
+    expect(recordsIn(data.windows).length + recordsIn(data.keys).length + recordsIn(data.caps).length).toBeGreaterThan(0);
+    const pruned = usageData(prune(edited, t0 + 3 * 86_400_000));
+    expect([recordsIn(pruned.windows), recordsIn(pruned.keys), recordsIn(pruned.caps)]).toEqual([[], [], []]);
+  });
+
   it("each kind's tidy keeps a record as it is while its time is before the record's expiry, whatever the record (hand-edited ones too)", () => {
-    const time = fc.oneof(fc.integer({ min: 0, max: 12 }), fc.constantFrom(Number.NaN, Infinity, -Infinity, "7" as unknown as number, undefined as unknown as number));
+    const time = fc.oneof(fc.integer({ min: 0, max: 12 }), fc.constantFrom(Number.NaN, Infinity, -Infinity, "7" as unknown as number, undefined as unknown as number, null as unknown as number));
     const window = fc.record({ start: fc.integer({ min: 0, max: 10 }), count: fc.nat(3), expiresAt: time }, { requiredKeys: ["start", "count"] });
     const key = fc.record({ fingerprint: fc.constant("f"), expiresAt: time });
     const cap = fc.record({ latest: fc.nat(5), days: fc.dictionary(fc.integer({ min: 0, max: 5 }).map(String), fc.record({ resetAt: time, members: fc.constant(["m1"]) }), { maxKeys: 3 }) });

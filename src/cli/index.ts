@@ -46,6 +46,8 @@ Options for every command:
   -v, --version              the package's version
 `;
 
+const COMMANDS = new Set(["explain", "permissions", "replay"]);
+
 /** The package's version, from its package.json (beside dist/ when installed; two folders up from src/cli/ in the repository). */
 async function version(): Promise<string> {
   for (const relative of ["../package.json", "../../package.json"]) {
@@ -218,7 +220,7 @@ export async function main(argv: readonly string[], io: Io = { out: (t) => proce
   const [command, ...rest] = argv;
   try {
     // help asked for after a command (explain --help): the usage, which covers every command
-    if (rest.includes("--help") || rest.includes("-h")) {
+    if (COMMANDS.has(command ?? "") && (rest.includes("--help") || rest.includes("-h"))) {
       io.out(USAGE.trimEnd());
       return 0;
     }

@@ -8,11 +8,16 @@
  */
 type Vitest = typeof import("vitest");
 
-const loaded: Vitest | undefined = await import("vitest").catch(() => undefined);
+/** vitest, or why it could not be loaded: not installed (said so), or installed and failing to load (its own error, as the CommonJS build gives it). */
+const loaded: Vitest | { readonly failed: unknown } = await import("vitest").catch((error: unknown) => ({ failed: error }));
 
 function vitest(): Vitest {
-  if (loaded === undefined) {
-    throw new Error("newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only");
+  if ("failed" in loaded) {
+    const code = (loaded.failed as { code?: unknown } | null)?.code;
+    if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
+      throw new Error("newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only");
+    }
+    throw loaded.failed;
   }
   return loaded;
 }

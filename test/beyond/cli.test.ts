@@ -200,6 +200,9 @@ describe("npx newsletter-policy --help and --version", () => {
       expect(code, args.join(" ")).toBe(0);
       expect(stdout).toContain("Usage: newsletter-policy <command>");
     }
+    const unknown = await cli(["bogus", "--help"]);
+    expect(unknown.code, "an unknown command with --help is still unknown (found by a review)").toBe(2);
+    expect(unknown.stderr).toContain('unknown command "bogus"');
     const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
     for (const flag of ["--version", "-v"]) {
       const { code, stdout } = await cli([flag]);
