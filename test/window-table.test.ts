@@ -76,6 +76,18 @@ describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () =
     for (let i = PAGE; i < n; i++) expect(t.get(`k${i}`, g)?.start).toBe(i);
   });
 
+  it("one window at a time, set and forgotten 10 000 times (the current page's last group freed each time): one page held, its slot reused (a mutant leaking that slot held 5 pages; found by a mutation review)", () => {
+    const t = new WindowTable();
+    const g = t.idOf("general");
+    for (let i = 0; i < 10_000; i++) {
+      t.set(`s${i}`, g, 0, 1, 60_000);
+      t.delete(`s${i}`, g);
+    }
+    expect(t.size).toBe(0);
+    const pages = (t as unknown as { pages: unknown[] }).pages;
+    expect(pages.filter((page) => page !== undefined).length).toBeLessThanOrEqual(1);
+  });
+
   it("answers as a Map of (subject, budget) would under any mix of reads, writes and deletes (chains grow and shrink, groups are reused, the subject it remembers never goes stale; property)", () => {
     const op = fc.tuple(
       fc.constantFrom("get", "read", "set", "delete", "expiresAt", "update"),

@@ -211,6 +211,27 @@ describe("who.limits is host input: validated like the config, a mistake throws 
     expect(a.headers["RateLimit-Policy"]).toBe(b.headers["RateLimit-Policy"]);
     expect(b.headers["RateLimit-Remaining"]).toBe("5");
   });
+
+  it("limits in fresh objects that differ in one number only (the test-send cap) never share a compiled config: each plan's cap counts (a mutant that left testSend out of the shared key admitted 3 of 2; found by a mutation review)", () => {
+    const testSend = (i: number) => post(`/articles/a_${i}/test-send`, { newsletter: "nl_1", body: { to: ["x@example.com"] } });
+    const state = (limits: Limits, usage = emptyUsage()) => ({ credential, roles: { nl_1: "owner" }, usage, now: T0, limits });
+    evaluate(testSend(0), state({ caps: { testSend: { limit: 100 } } }));
+    const spellings: Limits[] = [{ caps: { testSend: { limit: 2 } } }, { caps: { dispatch: { limit: 25 }, testSend: { limit: 2 } } }];
+    for (const limits of spellings) {
+      let usage = emptyUsage();
+      const statuses: number[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const r = evaluate(testSend(i), state({ ...limits }, usage));
+        usage = r.usage;
+        statuses.push(r.decision.status);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+    }
+    // and the budgets: two plans differing in one budget's window only
+    const a = evaluate(subscribers, state({ budgets: { audience: { limit: 5, window: 60 } } }));
+    const b = evaluate(subscribers, state({ budgets: { audience: { limit: 5, window: 120 } } }));
+    expect([a.decision.headers["RateLimit-Policy"], b.decision.headers["RateLimit-Policy"]]).toEqual(['"general";q=600;w=60, "audience";q=5;w=60', '"general";q=600;w=60, "audience";q=5;w=120']);
+  });
 });
 
 describe("RedisStore keeps a grown window as long as its new size", () => {

@@ -54,6 +54,14 @@ describe("spec §7 insufficient_scope: status 403, message names the needed perm
     expect(d.body?.error.allowed_values).toEqual(["account: read"]);
   });
 
+  it("#3 a credential that says nothing of account access (no account field) does not hold it: GET /me is refused (a mutant reading a missing field as access was caught by the adapter tests alone; found by a mutation review)", () => {
+    const credential = { id: "key_plain", kind: "api_key" as const, newsletters: { nl_1: { content: "write" as const } } };
+    const s = new Session(credential, { nl_1: "owner" });
+    const d = s.run(get("/me"));
+    expect([d.status, d.body?.error.code, d.body?.error.allowed_values]).toEqual([403, "insufficient_scope", ["account: read"]]);
+    expect(s.run(get("/saved-articles")).status).toBe(403);
+  });
+
   it.each(["/memberships", "/subscriptions", "/saved-articles", "/liked-articles"])("#3 the account collection %s without account: read is refused", (path) => {
     const s = new Session(key({ nl_1: { content: "write" } }, false), { nl_1: "owner" });
     expect(s.run(get(path)).body?.error).toMatchObject({ code: "insufficient_scope", allowed_values: ["account: read"] });
@@ -130,6 +138,15 @@ describe("spec §7 insufficient_scope: status 403, message names the needed perm
     expect(d.body?.error).not.toHaveProperty("allowed_values");
     expect(d.body?.error.message).toContain("audience: read");
     expect(d.reason).toMatchObject({ case: 7, needed: "audience: read" });
+  });
+
+  it("#7 applies to every credential, not only read-only ones: one holding write in other families (it may see drafts) is refused expand=subscriber without audience: read (a mutant judging expand for read-only credentials only was caught by one property alone; found by a mutation review)", () => {
+    const s = new Session(key({ nl_1: { insights: "write", content: "write" } }), { nl_1: "owner" });
+    const d = s.run(get("/newsletters/nl_1/insights?expand=subscriber"));
+    expect(d.status).toBe(403);
+    expect(d.body?.error).toMatchObject({ code: "insufficient_scope", param: "expand" });
+    expect(d.reason).toMatchObject({ case: 7, needed: "audience: read" });
+    expect(s.run(get("/newsletters/nl_1/insights")).allowed).toBe(true);
   });
 
   it("#7 allowed_values lists the paths that may be expanded", () => {

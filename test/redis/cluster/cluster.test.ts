@@ -185,6 +185,29 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     await cluster.cleanUp(p);
   });
 
+  it("DESIGN §7: a released key counted again just after midnight is a replay when retried the next day within its 24 h: the cluster looks for its count on the day before too (a mutant dropping that day survived every test; found by a mutation review)", async () => {
+    await ready;
+    io ??= ioCluster();
+    const p = prefix();
+    const H = 3_600_000;
+    const D = Date.UTC(2026, 10, 23);
+    let now = D + 23 * H;
+    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), clock: () => now });
+    const who = { credential: owner("key_days", "nl_1"), roles: { nl_1: "owner" } };
+    const send = () => policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: "K1", body: {} }), who);
+    const first = await send();
+    expect(first.status).toBe(200);
+    expect(await policy.release(first)).toBe(true);
+    now = D + 24 * H + 30 * 60_000; // the next day, 00:30: counted again
+    const again = await send();
+    expect([again.reason, again.charged.caps]).toEqual([{ rule: "allowed" }, ["dispatch"]]);
+    now = D + 48 * H + 10 * 60_000; // the day after, 00:10: 23 h 40 min after the use that counted
+    const retry = await send();
+    expect(retry.reason).toEqual({ rule: "allowed", replay: true });
+    expect(retry.charged.caps).toEqual([]);
+    await cluster.cleanUp(p);
+  });
+
   it("differential: random traces through createPolicy give MemoryStore's decisions (ioredis Cluster)", async () => {
     await ready;
     io ??= ioCluster();
