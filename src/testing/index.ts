@@ -6,7 +6,9 @@
  * - Arbitraries of credentials, roles, configs, requests (well-formed and untrusted) and whole
  *   traces, and runners that replay a trace through `evaluate` or through `createPolicy`.
  *
- * fast-check and vitest are optional peer dependencies: install them to use this entry point.
+ * fast-check and vitest are optional peer dependencies: fast-check for everything here, vitest for
+ * `describeStoreConformance` only (it declares vitest tests). Without vitest the entry still loads,
+ * so hosts on node:test, jest or mocha use the arbitraries and trace runners with fast-check alone.
  */
 export { describeStoreConformance, comparableOutcome, comparableDecision } from "./conformance.js";
 export { arbConfig } from "./arbitraries/config.js";
