@@ -55,6 +55,11 @@ const fromOptions = new WeakMap<object, CompiledConfig>();
 const WARNED = Symbol.for("newsletter-policy.warned.docs_url_default");
 const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations", "onWarning"] as const;
 
+/** A compiled config's budgets: a list of `{ name, order, … }` (what a copy of one holds where the options hold an object). */
+function isCompiledBudgetList(list: readonly unknown[]): boolean {
+  return list.length > 0 && list.every((b) => typeof b === "object" && b !== null && typeof (b as { name?: unknown }).name === "string" && typeof (b as { order?: unknown }).order === "number");
+}
+
 /**
  * Validates options and compiles the policy's tables. Every field is optional; the defaults are the
  * spec's numbers.
@@ -71,7 +76,7 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   // a compiled config this copy did not make: its budgets are a list and its roles a Map, where the
   // options hold objects (a message about budgets' shape would not say what went wrong)
   const listed = options.budgets as unknown;
-  if (Array.isArray(listed) && !(listed.length > 0 && listed.every((b: unknown) => typeof b === "object" && b !== null && typeof (b as { name?: unknown }).name === "string" && typeof (b as { order?: unknown }).order === "number"))) {
+  if (Array.isArray(listed) && !isCompiledBudgetList(listed)) {
     // a list that is not a compiled config's (budgets: [{ limit, window }]): the options' shape is named
     throw new PolicyConfigError("budgets", "must be an object of budget name → { limit, window } (e.g. { audience: { limit: 120, window: 60 } }); got an array");
   }

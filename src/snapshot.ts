@@ -27,7 +27,7 @@ export type Level<X> = readonly X[] | Readonly<Record<string, X>>;
  */
 export type BucketNode<T> = Readonly<Record<string, T>> | Pairs<T> | readonly BucketNode<T>[];
 /**
- * A leaf's records as pairs: key at even indexes, its record after it; a leaf written since 0.1.0
+ * A leaf's records as pairs: key at even indexes, its record after it; a leaf this version writes
  * ends with one more element, its bound ({@link boundOf}). Leaves written before hold the pairs alone.
  */
 export type Pairs<T> = readonly (string | T | number)[];
@@ -240,7 +240,7 @@ function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined 
 
 /**
  * A leaf's bound: a time before which none of its records expires (what `Tidy.expiry` says, the
- * least of them or less), kept as the last element of a leaf written since 0.1.0 (an odd length),
+ * least of them or less), kept as the last element of a leaf this version writes (an odd length),
  * so that a change or a sweep passes a leaf with nothing expired without reading its records (the
  * sweep read every record of one more leaf per change: ~10 % of `evaluate` at 1 000 credentials,
  * issue 10). −Infinity for a leaf without one (written before, or an object): its records are read.
