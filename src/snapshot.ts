@@ -233,7 +233,7 @@ function isBranch<T>(node: BucketNode<T> | undefined): node is readonly BucketNo
 function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined {
   if (!Array.isArray(leaf)) return own(leaf as Readonly<Record<string, T>> | undefined, key);
   const pairs = leaf as Pairs<T>;
-  const end = pairs.length - (pairs.length & 1);
+  const end = pairsEnd(pairs);
   for (let i = 0; i < end; i += 2) if (pairs[i] === key) return pairs[i + 1] as T;
   return undefined;
 }
@@ -251,6 +251,16 @@ export function boundOf<T>(leaf: BucketNode<T> | undefined): number {
   return typeof bound === "number" ? bound : -Infinity;
 }
 
+/** Where a leaf's pairs end: before its bound, when it has one. */
+function pairsEnd(pairs: Pairs<unknown>): number {
+  return pairs.length - (pairs.length & 1);
+}
+
+/** Whether `tidy` passes a leaf's records on unread: none expires by its time (the leaf's `bound`), and it does not read every record. */
+function passesUnread<T>(tidy: Tidy<T>, bound: number): boolean {
+  return tidy.exhaustive !== true && tidy.by < bound;
+}
+
 /** A leaf's records as pairs (a leaf of an older snapshot is an object: key → record). */
 function pairsOf<T>(leaf: BucketNode<T> | undefined): Pairs<T> {
   if (Array.isArray(leaf)) return leaf as Pairs<T>;
@@ -264,7 +274,7 @@ function pairsOf<T>(leaf: BucketNode<T> | undefined): Pairs<T> {
 function eachInLeaf<T>(leaf: BucketNode<T> | undefined, visit: (key: string, record: T) => void): void {
   if (Array.isArray(leaf)) {
     const pairs = leaf as Pairs<T>;
-    const end = pairs.length - (pairs.length & 1);
+    const end = pairsEnd(pairs);
     for (let i = 0; i < end; i += 2) visit(pairs[i] as string, pairs[i + 1] as T);
   } else if (leaf !== undefined) {
     const records = leaf as Readonly<Record<string, T>>;
@@ -366,12 +376,12 @@ function rebuildLeaf<T>(leaf: BucketNode<T> | undefined, shift: number, tidy: Ti
   let found: (T | undefined)[] | undefined;
   // walked in a loop, not by a closure made per leaf: an older snapshot's object leaf as pairs first
   const pairs = Array.isArray(leaf) ? (leaf as Pairs<T>) : pairsOf(leaf);
-  const end = pairs.length - (pairs.length & 1);
+  const end = pairsEnd(pairs);
   // nothing in the leaf expires by tidy's time: its records pass as they are, unread, and the new
   // bound is the old one or an edited record's expiry; otherwise each is kept by tidy, and the
   // bound is the least expiry of what is kept
   const bound = boundOf(pairs);
-  const unexpired = tidy.exhaustive !== true && tidy.by < bound;
+  const unexpired = passesUnread(tidy, bound);
   let least = unexpired ? bound : Infinity;
   for (let i = 0; i < end; i += 2) {
     const k = pairs[i] as string;
@@ -513,9 +523,9 @@ export function tidyNode<T>(node: BucketNode<T>, tidy: Tidy<T>, shift = 8): Buck
     return next === undefined ? node : Object.freeze(next);
   }
   // nothing in the leaf expires by tidy's time (its bound): passed without reading a record
-  if (tidy.exhaustive !== true && tidy.by < boundOf(node)) return node;
+  if (passesUnread(tidy, boundOf(node))) return node;
   const pairs = pairsOf(node);
-  const end = pairs.length - (pairs.length & 1);
+  const end = pairsEnd(pairs);
   for (let i = 1; i < end; i += 2) if (tidy.keep(pairs[i] as T) !== pairs[i]) return rebuildLeaf(node, shift, tidy);
   return node;
 }

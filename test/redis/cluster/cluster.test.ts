@@ -161,51 +161,45 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     { cleanup: (store) => cluster.cleanUp(conformancePrefixes.get(store)!), seed: 20_261_123, numRuns: 25 },
   );
 
-  it("DESIGN §7: a released key's retry that counts again is recorded afresh, for 24 h from that use; its retry 25 h after the first use is a replay (found by a Redis drill: it was sent and counted again on the cluster)", async () => {
+  /**
+   * One keyed send on a cluster store (DESIGN §7), at the times given: sent, released, sent again
+   * (counted again), then retried; the decisions of the second and the last send.
+   */
+  async function releasedAndRetried(id: string, at: { first: number; release: number; again: number; retry: number }, config?: PolicyOptions): Promise<{ again: Decision; retry: Decision }> {
     await ready;
     io ??= ioCluster();
     const p = prefix();
-    const H = 3_600_000;
-    let now = Date.UTC(2026, 10, 23, 9);
-    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), clock: () => now, config: { caps: { dispatch: { limit: 2 } } } });
-    const who = { credential: owner("key_renew", "nl_1"), roles: { nl_1: "owner" } };
+    let now = at.first;
+    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), clock: () => now, ...(config && { config }) });
+    const who = { credential: owner(id, "nl_1"), roles: { nl_1: "owner" } };
     const send = () => policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: "K1", body: {} }), who);
     const first = await send();
     expect(first.charged.caps).toEqual(["dispatch"]);
-    now += H;
+    now = at.release;
     expect(await policy.release(first)).toBe(true);
-    now += H;
+    now = at.again;
     const again = await send();
-    expect(again.reason).toEqual({ rule: "allowed" });
-    expect(again.charged.caps).toEqual(["dispatch"]);
-    now += 23 * H; // 25 h after the first use, 23 h after the use that counted again
+    now = at.retry;
     const retry = await send();
-    expect(retry.reason).toEqual({ rule: "allowed", replay: true });
-    expect(retry.charged.caps).toEqual([]);
     await cluster.cleanUp(p);
+    return { again, retry };
+  }
+  const H = 3_600_000;
+
+  it("DESIGN §7: a released key's retry that counts again is recorded afresh, for 24 h from that use; its retry 25 h after the first use is a replay (found by a Redis drill: it was sent and counted again on the cluster)", async () => {
+    const t = Date.UTC(2026, 10, 23, 9);
+    // 25 h after the first use, 23 h after the use that counted again
+    const { again, retry } = await releasedAndRetried("key_renew", { first: t, release: t + H, again: t + 2 * H, retry: t + 25 * H }, { caps: { dispatch: { limit: 2 } } });
+    expect([again.reason, again.charged.caps]).toEqual([{ rule: "allowed" }, ["dispatch"]]);
+    expect([retry.reason, retry.charged.caps]).toEqual([{ rule: "allowed", replay: true }, []]);
   });
 
   it("DESIGN §7: a released key counted again just after midnight is a replay when retried the next day within its 24 h: the cluster looks for its count on the day before too (a mutant dropping that day survived every test; found by a mutation review)", async () => {
-    await ready;
-    io ??= ioCluster();
-    const p = prefix();
-    const H = 3_600_000;
-    const D = Date.UTC(2026, 10, 23);
-    let now = D + 23 * H;
-    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), clock: () => now });
-    const who = { credential: owner("key_days", "nl_1"), roles: { nl_1: "owner" } };
-    const send = () => policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: "K1", body: {} }), who);
-    const first = await send();
-    expect(first.status).toBe(200);
-    expect(await policy.release(first)).toBe(true);
-    now = D + 24 * H + 30 * 60_000; // the next day, 00:30: counted again
-    const again = await send();
+    const day = Date.UTC(2026, 10, 23);
+    // counted again the next day at 00:30; retried the day after at 00:10, 23 h 40 min later
+    const { again, retry } = await releasedAndRetried("key_days", { first: day + 23 * H, release: day + 23 * H, again: day + 24 * H + 30 * 60_000, retry: day + 48 * H + 10 * 60_000 });
     expect([again.reason, again.charged.caps]).toEqual([{ rule: "allowed" }, ["dispatch"]]);
-    now = D + 48 * H + 10 * 60_000; // the day after, 00:10: 23 h 40 min after the use that counted
-    const retry = await send();
-    expect(retry.reason).toEqual({ rule: "allowed", replay: true });
-    expect(retry.charged.caps).toEqual([]);
-    await cluster.cleanUp(p);
+    expect([retry.reason, retry.charged.caps]).toEqual([{ rule: "allowed", replay: true }, []]);
   });
 
   it("differential: random traces through createPolicy give MemoryStore's decisions (ioredis Cluster)", async () => {
