@@ -91,27 +91,41 @@ export function resolveRoles(options: PolicyOptions["roles"]): Map<string, Reado
   if (options === undefined) return roles;
   if (!isRecord(options)) throw new PolicyConfigError("roles", "must be an object of role name → family caps");
   for (const [name, caps] of Object.entries(options)) {
-    if (roles.has(name)) throw new PolicyConfigError(`roles.${name}`, "is built in; give your role another name");
+    const builtIn = BUILT_IN_ROLES.find(([b]) => b === name)?.[1];
     // a name a user store may spell a built-in with (Editor, "editor ") would lift its cap (spec §5.6)
     const plain = name.trim().toLowerCase();
-    if (plain === "" || BUILT_IN_ROLES.some(([builtIn]) => builtIn === plain)) {
+    if (builtIn === undefined && (plain === "" || BUILT_IN_ROLES.some(([b]) => b === plain))) {
       throw new PolicyConfigError(`roles.${name}`, plain === "" ? "must be a role's name, not empty" : `differs from the built-in role "${plain}" only in case or spaces; give the owner the built-in name, or your role a name of its own`);
     }
-    if (!isRecord(caps)) throw new PolicyConfigError(`roles.${name}`, "must be an object of family → level");
-    const resolved = {} as Record<Family, Level>;
-    for (const family of FAMILIES) resolved[family] = "none";
-    for (const [family, level] of Object.entries(caps)) {
-      if (!(FAMILIES as readonly string[]).includes(family)) {
-        throw new PolicyConfigError(`roles.${name}.${family}`, `is not a family; use one of ${FAMILIES.join(", ")}`);
-      }
-      if (!(LEVELS as readonly unknown[]).includes(level)) {
-        throw new PolicyConfigError(`roles.${name}.${family}`, `must be none, read or write; got ${String(level)}`);
-      }
-      resolved[family as Family] = level as Level;
+    const resolved = roleCaps(name, caps);
+    if (builtIn === undefined) {
+      roles.set(name, resolved);
+      continue;
     }
-    roles.set(name, Object.freeze(resolved));
+    // a config read back (defineConfig({ ...config, … })) names the built-in roles as they are: kept;
+    // any other caps would change a role the spec defines (an editor with settings: write, spec §5.6)
+    if (FAMILIES.some((family) => resolved[family] !== builtIn[family])) {
+      throw new PolicyConfigError(`roles.${name}`, "is built in; give your role another name (a built-in role may be given only with its own caps, as defineConfig hands it back)");
+    }
   }
   return roles;
+}
+
+/** A role's caps per family, validated; a family left out is capped at `none`. */
+function roleCaps(name: string, caps: unknown): Readonly<Record<Family, Level>> {
+  if (!isRecord(caps)) throw new PolicyConfigError(`roles.${name}`, "must be an object of family → level");
+  const resolved = {} as Record<Family, Level>;
+  for (const family of FAMILIES) resolved[family] = "none";
+  for (const [family, level] of Object.entries(caps)) {
+    if (!(FAMILIES as readonly string[]).includes(family)) {
+      throw new PolicyConfigError(`roles.${name}.${family}`, `is not a family; use one of ${FAMILIES.join(", ")}`);
+    }
+    if (!(LEVELS as readonly unknown[]).includes(level)) {
+      throw new PolicyConfigError(`roles.${name}.${family}`, `must be none, read or write; got ${String(level)}`);
+    }
+    resolved[family as Family] = level as Level;
+  }
+  return Object.freeze(resolved);
 }
 
 /** The daily caps' limits (spec §8: 25 dispatches per newsletter, 50 test sends per credential). */

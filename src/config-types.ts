@@ -31,7 +31,7 @@ export interface PolicyOptions {
    * one that would change what the spec states of a built-in throws PolicyConfigError. The others
    * are added.
    */
-  operations?: OperationSpec[];
+  operations?: readonly OperationSpec[];
   /**
    * Told of config warnings (today one: `docsUrl` left unset) each time a config is compiled.
    * Default: one warning per process, through `process.emitWarning` where it exists (Node, Bun,

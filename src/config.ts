@@ -23,11 +23,24 @@ declare const compiledByDefineConfig: unique symbol;
 export interface PolicyConfig {
   /** @internal brand: made by `defineConfig` only. */
   readonly [compiledByDefineConfig]: true;
-  /** Every budget, in policy order: `general`, `audience`, `write`, then the host's. */
-  readonly budgets: readonly BudgetSpec[];
+  /**
+   * Every budget by name, as the options spell them (`config.budgets.general.limit`): `general`,
+   * `audience`, `write`, then the host's, each with its limit and window (seconds).
+   */
+  readonly budgets: {
+    readonly general: Readonly<{ limit: number; window: number }>;
+    readonly audience: Readonly<{ limit: number; window: number }>;
+    readonly write: Readonly<{ limit: number; window: number }>;
+    readonly [name: string]: Readonly<{ limit: number; window: number }>;
+  };
   readonly caps: Readonly<Record<CapName, { readonly limit: number }>>;
-  /** Every role's cap per family: owner, admin, editor and the host's. */
-  readonly roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>;
+  /** Every role's cap per family, by name: owner, admin, editor and the host's (`config.roles.editor.settings` is `"read"`). */
+  readonly roles: {
+    readonly owner: Readonly<Record<Family, Level>>;
+    readonly admin: Readonly<Record<Family, Level>>;
+    readonly editor: Readonly<Record<Family, Level>>;
+    readonly [name: string]: Readonly<Record<Family, Level>>;
+  };
   /** Base of `docs_url`, without a trailing slash. */
   readonly docsUrl: string;
   readonly dailyRetryAfter: "hours" | "seconds";
@@ -39,7 +52,11 @@ export interface PolicyConfig {
 
 
 /** What the decision pipeline reads: the config compiled into routing tables. Internal. */
-export interface CompiledConfig extends Pick<PolicyConfig, "budgets" | "caps" | "roles" | "docsUrl" | "dailyRetryAfter"> {
+export interface CompiledConfig extends Pick<PolicyConfig, "caps" | "docsUrl" | "dailyRetryAfter"> {
+  /** Every budget, in policy order: `general`, `audience`, `write`, then the host's. */
+  readonly budgets: readonly BudgetSpec[];
+  /** Every role's cap per family: owner, admin, editor and the host's. */
+  readonly roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>;
   readonly dayOffsetMs: number;
   readonly operations: readonly CompiledOperation[];
   readonly routes: RouteTable;
@@ -55,9 +72,23 @@ const fromOptions = new WeakMap<object, CompiledConfig>();
 const WARNED = Symbol.for("newsletter-policy.warned.docs_url_default");
 const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations", "onWarning"] as const;
 
-/** A compiled config's budgets: a list of `{ name, order, … }` (what a copy of one holds where the options hold an object). */
-function isCompiledBudgetList(list: readonly unknown[]): boolean {
-  return list.length > 0 && list.every((b) => typeof b === "object" && b !== null && typeof (b as { name?: unknown }).name === "string" && typeof (b as { order?: unknown }).order === "number");
+/**
+ * The budgets as the options spell them, by name (`budgets.general.limit`), frozen: what
+ * `defineConfig` hands back reads, and is given again (`defineConfig({ ...config, … })`), in the
+ * shape it was written in. Budget names are lower-case words (config-fields.ts), so they are
+ * ordinary property names.
+ */
+export function budgetsView(budgets: readonly BudgetSpec[]): PolicyConfig["budgets"] {
+  const view: Record<string, Readonly<{ limit: number; window: number }>> = {};
+  for (const b of budgets) view[b.name] = Object.freeze({ limit: b.limit, window: b.window });
+  return Object.freeze(view) as PolicyConfig["budgets"];
+}
+
+/** The roles by name, frozen; a host's role named `__proto__` is an own property, as JSON gives it. */
+function rolesView(roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>): PolicyConfig["roles"] {
+  const view: Record<string, Readonly<Record<Family, Level>>> = {};
+  for (const [name, caps] of roles) Object.defineProperty(view, name, { value: caps, enumerable: true });
+  return Object.freeze(view) as PolicyConfig["roles"];
 }
 
 /**
@@ -73,18 +104,9 @@ function isCompiledBudgetList(list: readonly unknown[]): boolean {
 export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   knownKeys(record(options, "config", "an object of options"), "", OPTION_KEYS);
   if (compiled.has(options)) throw new PolicyConfigError("config", "is already a compiled config (what defineConfig returns): pass it as it is, e.g. createPolicy({ config })");
-  // a compiled config this copy did not make: its budgets are a list and its roles a Map, where the
-  // options hold objects (a message about budgets' shape would not say what went wrong)
-  const listed = options.budgets as unknown;
-  if (Array.isArray(listed) && !isCompiledBudgetList(listed)) {
-    // a list that is not a compiled config's (budgets: [{ limit, window }]): the options' shape is named
+  // a list is the budgets of a compiled config from before 0.1.0 was final, or a mistake: the options' shape is named
+  if (Array.isArray(options.budgets as unknown)) {
     throw new PolicyConfigError("budgets", "must be an object of budget name → { limit, window } (e.g. { audience: { limit: 120, window: 60 } }); got an array");
-  }
-  if (Array.isArray(listed) || options.roles instanceof Map) {
-    throw new PolicyConfigError(
-      "config",
-      "is a compiled config (what defineConfig returns) that this copy of newsletter-policy did not make: a copy of one ({ ...config }, structuredClone, JSON) or one from its other build (ESM and CommonJS loaded in one process). Pass defineConfig's result itself, or the options object",
-    );
   }
   const budgets = resolveBudgets(options.budgets);
   const caps = resolveCaps(options.caps);
@@ -105,10 +127,9 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   const general = budgets.filter((b) => b.name === "general");
   const roles = resolveRoles(options.roles);
   const settings = Object.freeze({
-    budgets,
+    budgets: budgetsView(budgets),
     caps,
-    // a copy: a Map cannot be frozen, and a role set on the view must not reach a decision
-    roles: new Map(roles),
+    roles: rolesView(roles),
     docsUrl,
     dailyRetryAfter,
     dayStartsAtUtcOffsetMinutes: offset,

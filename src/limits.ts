@@ -4,7 +4,7 @@
  * those. Validated like the config (a bad one throws PolicyConfigError naming the field), and
  * remembered by identity, so a host that keeps one limits object per plan validates it once.
  */
-import type { CompiledConfig } from "./config.js";
+import { budgetsView, type CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import { knownKeys, record, wholeNumber, WINDOW_MAX_SECONDS } from "./config-fields.js";
 import { policyHeader, type CompiledOperation } from "./operations.js";
@@ -84,7 +84,7 @@ export function withNumbers(config: CompiledConfig, budgetOf: (b: BudgetSpec) =>
     operations: Object.freeze([...operations.values()]),
     routes,
     fallback: Object.freeze({ budgets: fallback, policyHeader: policyHeader(fallback) }),
-    settings: Object.freeze({ ...config.settings, budgets: Object.freeze(budgets), caps: Object.freeze({ dispatch: Object.freeze({ limit: caps.dispatch }), testSend: Object.freeze({ limit: caps.testSend }) }) }),
+    settings: Object.freeze({ ...config.settings, budgets: budgetsView(budgets), caps: Object.freeze({ dispatch: Object.freeze({ limit: caps.dispatch }), testSend: Object.freeze({ limit: caps.testSend }) }) }),
   });
 }
 

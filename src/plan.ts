@@ -240,7 +240,7 @@ export function plan(config: CompiledConfig, input: unknown, credential: Credent
   if (!("segments" in request)) {
     const reason: Reason = { rule: "malformed_request", param: request.param, detail: request.detail };
     const message = say.malformedRequest(request.param, request.detail);
-    return planOf(config, undefined, undefined, undefined, undefined, { check: "route", status: 400, code: "invalid_request", message, param: request.param, reason });
+    return planOf(config, undefined, request.requestId, undefined, undefined, { check: "route", status: 400, code: "invalid_request", message, param: request.param, reason });
   }
   const op = route(config.routes, request);
   if (op === undefined) {

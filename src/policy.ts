@@ -66,7 +66,8 @@ async function status(ctx: PolicyContext, credential: Credential, options: Statu
     budgets = insured(effective, ctx.insurance.share).budgets;
     readings = checkedReadings(budgets.length, await ctx.insurance.store.read(budgetCharges(keys, budgets), t));
   }
-  const out: RateLimitStatus["budgets"] = {};
+  // every budget is set below, the spec's three among them (a config cannot remove them)
+  const out = {} as RateLimitStatus["budgets"];
   budgets.forEach((b, i) => {
     out[b.name] = figures(b, readings[i]!, t);
   });

@@ -39,6 +39,8 @@ export interface Malformed {
   /** What could be read of it, for messages. */
   readonly method: string;
   readonly path: string;
+  /** The host's request id when it could be read and is one (a refusal of the descriptor still carries it). */
+  readonly requestId: string | undefined;
 }
 
 const MAX_PATH = BOUNDS.path;
@@ -253,16 +255,18 @@ function shown(rawPath: unknown): string {
 export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const request = readDescriptor(input);
   const rawPath = request.path;
+  // the host's id is kept on a refusal of the descriptor too: the host matches it to its logs (DESIGN §14)
+  const requestId = typeof request.requestId === "string" && REQUEST_ID.test(request.requestId) ? request.requestId : undefined;
   if (request.unreadable !== undefined) {
-    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shown(rawPath) };
+    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shown(rawPath), requestId };
   }
   const method = methodOf(request.method);
-  if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown(rawPath) };
+  if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown(rawPath), requestId };
   if (typeof rawPath !== "string" || !rawPath.startsWith("/") || rawPath.length > MAX_PATH) {
-    return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shown(rawPath) };
+    return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shown(rawPath), requestId };
   }
   const read = readPath(rawPath);
-  if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown(rawPath) };
+  if (!("segments" in read)) return { param: read.param, detail: read.detail, method, path: shown(rawPath), requestId };
   // DESIGN: a `query` object, when given, is used instead of the path's query string; an adapter's
   // descriptor asks for both to be judged (BOTH_QUERIES): a handler may read either
   const fromObject = request.query;
@@ -270,7 +274,7 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   for (const q of [fromObject, fromPath]) {
     if (q !== undefined && !(q instanceof Map)) {
       const bad = q as { param: string; detail: string };
-      return { param: bad.param, detail: bad.detail, method, path: shown(rawPath) };
+      return { param: bad.param, detail: bad.detail, method, path: shown(rawPath), requestId };
     }
   }
   type Query = ReadonlyMap<string, readonly string[]>;
@@ -279,12 +283,11 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const rawNewsletter = request.newsletter;
   // DESIGN §10: a wrong type is bad input, named; null is a lookup that found none (absent, as undefined)
   if (rawNewsletter !== undefined && rawNewsletter !== null && typeof rawNewsletter !== "string") {
-    return { param: "newsletter", detail: `must be a newsletter id (a string); got ${Array.isArray(rawNewsletter) ? "an array" : typeof rawNewsletter}`, method, path: shown(rawPath) };
+    return { param: "newsletter", detail: `must be a newsletter id (a string); got ${Array.isArray(rawNewsletter) ? "an array" : typeof rawNewsletter}`, method, path: shown(rawPath), requestId };
   }
   if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {
-    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown(rawPath) };
+    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown(rawPath), requestId };
   }
-  const requestId = typeof request.requestId === "string" && REQUEST_ID.test(request.requestId) ? request.requestId : undefined;
   return {
     method,
     segments: read.segments,

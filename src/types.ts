@@ -117,7 +117,8 @@ export interface BudgetFigures {
 
 /** The JSON body of `GET /rate-limit`: the same numbers as the headers (spec §4). */
 export interface RateLimitStatus {
-  budgets: Record<string, BudgetFigures>;
+  /** Every budget by name: the spec's three always (a config cannot remove them), then the host's. */
+  budgets: { general: BudgetFigures; audience: BudgetFigures; write: BudgetFigures; [name: string]: BudgetFigures };
 }
 
 /** A budget's figures as a decision saw them, for logs. */

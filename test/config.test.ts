@@ -80,12 +80,13 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
 
   it("defaults are the spec's numbers", () => {
     const config = defineConfig();
-    expect(config.budgets.map((b) => [b.name, b.limit, b.window])).toEqual([
-      ["general", 600, 60],
-      ["audience", 60, 60],
-      ["write", 60, 60],
-    ]);
+    // read back by name, as the options spell them (they were a list; found by a contract review)
+    expect(config.budgets).toEqual({ general: { limit: 600, window: 60 }, audience: { limit: 60, window: 60 }, write: { limit: 60, window: 60 } });
+    expect(config.budgets.general!.limit).toBe(600);
+    expect(Object.keys(config.budgets)).toEqual(["general", "audience", "write"]);
     expect(config.caps).toEqual({ dispatch: { limit: 25 }, testSend: { limit: 50 } });
+    expect(config.roles.editor).toEqual({ content: "write", audience: "write", sending: "write", insights: "write", settings: "read", webhooks: "write" });
+    expect(Object.keys(config.roles)).toEqual(["owner", "admin", "editor"]);
     expect(config.dailyRetryAfter).toBe("hours");
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -109,7 +110,8 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
 
   it("a budget named constructor is a budget like any other (own names only)", () => {
     const config = defineConfig({ budgets: { constructor: { limit: 5, window: 10 } }, operations: [{ id: "builds.run", method: "POST", path: "/builds", budgets: ["constructor"] }] });
-    expect(config.budgets.map((b) => b.name)).toEqual(["general", "audience", "write", "constructor"]);
+    expect(Object.keys(config.budgets)).toEqual(["general", "audience", "write", "constructor"]);
+    expect(Object.hasOwn(config.budgets, "constructor") && config.budgets.constructor).toEqual({ limit: 5, window: 10 });
   });
 
   it("found by a config review: a budget no operation charges (a misspelt audiance), a template no request can match (:param, %20, a newsletter parameter by another name) and a docsUrl with a trailing ? or #, spaces or credentials throw naming the field", () => {
@@ -287,12 +289,48 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
 });
 
 describe("a config is the policy's own once defineConfig made it (found by a review)", () => {
-  it("a copy of a compiled config, or one from the other build, throws naming what it is; a misspelt budget without a window is named as a misspelling (found by a new-user review)", () => {
-    const compiled = defineConfig({ docsUrl: "https://x.test/e" });
-    for (const copy of [{ ...compiled }, structuredClone({ ...compiled, roles: compiled.roles })]) {
-      expect(() => createPolicy({ config: copy as never })).toThrow(expect.objectContaining({ field: "config", message: expect.stringContaining("compiled config") }));
-      expect(() => evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0, config: copy as never })).toThrow(/compiled config/);
+  it("a copy of a compiled config ({ ...config }, structuredClone, JSON, the other build's) is read as options and decides as the config does; changed in one field, only that field changes (a copy threw; found by a contract review)", () => {
+    const options: PolicyOptions = {
+      docsUrl: "https://x.test/e",
+      budgets: { audience: { limit: 2, window: 30 }, burst: { limit: 5, window: 1 } },
+      caps: { testSend: { limit: 3 } },
+      roles: { analyst: { insights: "read", content: "read" } },
+      dayStartsAtUtcOffsetMinutes: 60,
+      operations: [
+        { id: "search", method: "GET", path: "/newsletters/{newsletter}/search", needs: "content: read", budgets: ["burst"] },
+        { id: "events.list", needs: "insights: write" } as never,
+      ],
+    };
+    const compiled = defineConfig(options);
+    const requests = [
+      { method: "GET", path: "/newsletters/nl_1/subscribers" },
+      { method: "GET", path: "/newsletters/nl_1/search" },
+      { method: "GET", path: "/newsletters/nl_1/events" },
+      { method: "POST", path: "/articles/a_1/test-send", newsletter: "nl_1", body: { to: ["a@x.test"] } },
+    ];
+    const run = (config: unknown, role: string) => {
+      let usage = emptyUsage();
+      const out: unknown[] = [];
+      for (let i = 0; i < 5; i++) {
+        for (const request of requests) {
+          const r = evaluate(request, { credential: key({ nl_1: { audience: "read", content: "write", insights: "write", sending: "write" } }), roles: { nl_1: role }, usage, now: T0 + i, config: config as never });
+          usage = r.usage;
+          out.push([r.decision.status, r.decision.headers, r.decision.body?.error.code]);
+        }
+      }
+      return out;
+    };
+    const copies = [{ ...compiled }, structuredClone({ ...compiled }), JSON.parse(JSON.stringify(compiled)) as unknown];
+    for (const copy of copies) {
+      expect(defineConfig(copy as PolicyOptions)).toEqual(compiled);
+      for (const role of ["owner", "editor", "analyst"]) expect(run(copy, role)).toEqual(run(compiled, role));
+      expect(() => createPolicy({ config: copy as never })).not.toThrow();
     }
+    const seconds = defineConfig({ ...compiled, dailyRetryAfter: "seconds" });
+    expect(seconds).toEqual({ ...compiled, dailyRetryAfter: "seconds" });
+    // a built-in role is taken back only with its own caps: the spec's editor is capped at settings: read (§5.6)
+    expect(() => defineConfig({ ...compiled, roles: { ...compiled.roles, editor: { ...compiled.roles.editor!, settings: "write" } } })).toThrow(expect.objectContaining({ field: "roles.editor" }));
+    expect(() => defineConfig({ roles: { admin: { content: "write" } } })).toThrow(expect.objectContaining({ field: "roles.admin" }));
     expect(() => defineConfig({ budgets: { audiance: { limit: 3 } } } as never)).toThrow(expect.objectContaining({ field: "budgets.audiance", message: expect.stringContaining("did you mean audience") }));
     // a budget of the host's own with a window is still its own (charged by an operation it names)
     expect(() => defineConfig({ budgets: { audiance: { limit: 3, window: 60 } } })).toThrow(expect.objectContaining({ message: expect.stringContaining("charged by no operation") }));
@@ -318,7 +356,9 @@ describe("a config is the policy's own once defineConfig made it (found by a rev
 
   it("spec §5.6: a role set on the config's roles view reaches no decision", () => {
     const config = defineConfig({ docsUrl: "https://docs.example/errors" });
-    (config.roles as Map<string, unknown>).set("intruder", { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" });
+    expect(Object.isFrozen(config.roles) && Object.isFrozen(config.roles.editor)).toBe(true);
+    // what sloppy-mode code could do to a view that was not frozen
+    expect(() => Object.assign(config.roles as Record<string, unknown>, { intruder: { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" } })).toThrow(TypeError);
     const decision = evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "intruder" }, usage: emptyUsage(), now: T0, config }).decision;
     expect(decision.status).toBe(404);
     expect(decision.reason).toMatchObject({ rule: "no_reach", cause: "unknown_role" });

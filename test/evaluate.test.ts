@@ -1,6 +1,6 @@
 import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
-import { emptyUsage, evaluate, type PolicyState } from "../src/index.js";
+import { createPolicy, emptyUsage, evaluate, type PolicyState } from "../src/index.js";
 import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
 import fc from "fast-check";
@@ -75,6 +75,25 @@ describe("derived request ids (DESIGN §14)", () => {
     expect(next("abc")).toBe("req_abc");
     expect(next("req_")).toMatch(/^req_[0-9a-f]{32}$/);
     expect(requestIds(() => "mine")(undefined)).toBe("req_mine");
+  });
+
+  it("DESIGN §14: the host's requestId is the decision's on a refusal of the descriptor too (a bad path, method or newsletter answered a made-up id; found by a spec review)", async () => {
+    const credential = key({ nl_1: { audience: "read" } });
+    const malformed = [
+      { method: "GET", path: "/a//b" },
+      { method: "GET", path: "/newsletters/nl_1/./subscribers" },
+      { method: "GET ", path: "/newsletters/nl_1/subscribers" },
+      { method: "POST", path: "/articles/a_1/send", newsletter: 5 },
+      { method: "GET", path: "/newsletters/nl_1/subscribers", query: { limit: { $gt: 1 } } },
+    ];
+    const policy = createPolicy({ clock: () => T0, generateId: () => "generated" });
+    for (const request of malformed) {
+      const { decision } = evaluate({ ...request, requestId: "abc" } as never, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 });
+      expect([decision.status, decision.requestId, decision.body?.error.request_id], JSON.stringify(request)).toEqual([400, "req_abc", "req_abc"]);
+      expect((await policy.check({ ...request, requestId: "abc" } as never, { credential, roles: { nl_1: "owner" } })).requestId).toBe("req_abc");
+      // an id that is not one (a space) is still replaced, as on every other answer
+      expect(evaluate({ ...request, requestId: "a b" } as never, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 }).decision.requestId).toMatch(/^req_[0-9a-f]{16}$/);
+    }
   });
 
   it("DESIGN §14: requests alike but for the roles, the credential's grants or its account access get two ids (they were answered 200 and 404 under one id; found by a black-box review)", () => {

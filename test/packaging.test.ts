@@ -49,6 +49,20 @@ describe("one copy of the shared code across entries", () => {
     expect((thrown as { field: string }).field).toBe("redis");
   });
 
+  it("a config defineConfig made in the ESM build decides in the CommonJS build (and back) as in its own: a host that loads both (a CommonJS dependency) was refused its config (found by a contract review)", async () => {
+    const require = createRequire(import.meta.url);
+    const cjs = require(join(out, "index.cjs"));
+    const esm = await import(pathToFileURL(join(out, "index.js")).href);
+    const request = { method: "GET", path: "/newsletters/nl_1/subscribers" };
+    const state = (usage: unknown) => ({ credential: { id: "k_1", kind: "api_key", newsletters: { nl_1: { audience: "read" } } }, roles: { nl_1: "owner" }, usage, now: Date.UTC(2026, 0, 1) });
+    for (const [maker, decider] of [[esm, cjs], [cjs, esm]]) {
+      const config = maker.defineConfig({ docsUrl: "https://x.test/e", budgets: { audience: { limit: 1, window: 60 } } });
+      const first = decider.evaluate(request, { ...state(decider.emptyUsage()), config });
+      const second = decider.evaluate(request, { ...state(first.usage), config });
+      expect([first.decision.status, second.decision.status, second.decision.headers["RateLimit-Limit"]]).toEqual([200, 429, "1"]);
+    }
+  });
+
   it("CommonJS: newsletter-policy/testing loads without requiring vitest (which refuses require), and its arbitraries run; vitest is loaded when a conformance suite is described (found by a black-box review)", async () => {
     const require = createRequire(import.meta.url);
     const text = readFileSync(join(out, "testing", "index.cjs"), "utf8");

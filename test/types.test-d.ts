@@ -1,13 +1,16 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type {
   AllowedDecision,
+  BudgetFigures,
   Decision,
   ErrorCode,
   ErrorObject,
+  Level,
   Permission,
   PolicyConfig,
   PolicyOptions,
   PolicyRequest,
+  RateLimitStatus,
   RefusalStatus,
   RefusedDecision,
   Requirement,
@@ -81,9 +84,25 @@ describe("public types", () => {
     expectTypeOf<PolicyConfig["operations"][number]>().not.toHaveProperty("segments");
     expectTypeOf<PolicyConfig>().toHaveProperty("docsUrl").toEqualTypeOf<string>();
     expectTypeOf<PolicyConfig>().toHaveProperty("dayStartsAtUtcOffsetMinutes").toEqualTypeOf<number>();
+    const plain = { general: { limit: 1, window: 1 }, audience: { limit: 1, window: 1 }, write: { limit: 1, window: 1 } };
+    const caps = { content: "read", audience: "read", sending: "read", insights: "read", settings: "read", webhooks: "read" } as const;
     // @ts-expect-error an object literal is not a compiled config; pass options instead
-    const fake: PolicyConfig = { budgets: [], caps: { dispatch: { limit: 1 }, testSend: { limit: 1 } }, roles: new Map(), docsUrl: "", dailyRetryAfter: "hours", dayStartsAtUtcOffsetMinutes: 0, operations: [] };
+    const fake: PolicyConfig = { budgets: plain, caps: { dispatch: { limit: 1 }, testSend: { limit: 1 } }, roles: { owner: caps, admin: caps, editor: caps }, docsUrl: "", dailyRetryAfter: "hours", dayStartsAtUtcOffsetMinutes: 0, operations: [] };
     void fake;
+  });
+
+  it("the config reads back by name in the shape the options are written in, and is options again (found by a contract review)", () => {
+    const config = defineConfig();
+    // the spec's budgets and the built-in roles are always there, also under noUncheckedIndexedAccess
+    expectTypeOf(config.budgets.general).toEqualTypeOf<Readonly<{ limit: number; window: number }>>();
+    expectTypeOf(config.roles.editor.settings).toEqualTypeOf<Level>();
+    // a host's budget may be missing: the type says so
+    expectTypeOf(config.budgets["burst"]).toEqualTypeOf<Readonly<{ limit: number; window: number }> | undefined>();
+    expectTypeOf({ ...config, dailyRetryAfter: "seconds" as const }).toMatchTypeOf<PolicyOptions>();
+  });
+
+  it("policy.status names the spec's three budgets (found by a contract review: under noUncheckedIndexedAccess, budgets.general was possibly undefined)", () => {
+    expectTypeOf<RateLimitStatus["budgets"]["general"]>().toEqualTypeOf<BudgetFigures>();
   });
 
   it("the usage snapshot is opaque: no layout to depend on", () => {

@@ -38,7 +38,7 @@ export function permissionData(config: PolicyConfig = defineConfig()): unknown {
         paginated: spec.paginated === true,
       };
     }),
-    budgets: config.budgets.map((b) => ({ name: b.name, limit: b.limit, window: b.window })),
+    budgets: compiled.budgets.map((b) => ({ name: b.name, limit: b.limit, window: b.window })),
     caps: { dispatch: config.caps.dispatch.limit, testSend: config.caps.testSend.limit },
     roles: Object.fromEntries([...compiled.roles].map(([name, caps]) => [name, { ...caps }])),
   };
@@ -60,7 +60,7 @@ export function permissionTable(config: PolicyConfig = defineConfig()): string {
     const cap = spec.cap === undefined ? "" : spec.cap === "dispatch" ? `dispatch (${config.caps.dispatch.limit}/day per newsletter)` : `test send (${config.caps.testSend.limit}/day per credential)`;
     return `| \`${op.id}\` | ${spec.method} | \`${spec.path}\` | ${op.needs ? `\`${op.needs}\`` : "a credential"} | ${op.budgets.map((b) => `\`${b.name}\``).join(", ")} | ${cap} | ${cell(filters)} | ${cell(expand)} | ${cell(limits)} |`;
   });
-  const budgets = config.budgets.map((b) => `| \`${b.name}\` | ${b.limit} | ${b.window} s |`);
+  const budgets = compiled.budgets.map((b) => `| \`${b.name}\` | ${b.limit} | ${b.window} s |`);
   return `<!-- Generated from the operation catalogue by \`npm run docs:permissions\`; do not edit by hand. -->
 # Permission table
 

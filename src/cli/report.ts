@@ -69,7 +69,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&a
  * across the trace, bars for requests charged (blue) and refused by that budget or cap (red).
  */
 export function timelineSvg(decisions: readonly Replayed[], config: PolicyConfig, title: string): string {
-  const lanes = [...config.budgets.map((b) => b.name), "dispatch", "testSend"];
+  const lanes = [...Object.keys(config.budgets), "dispatch", "testSend"];
   if (decisions.length === 0) return `<p>No requests.</p>`;
   const start = decisions[0]!.at;
   const end = decisions[decisions.length - 1]!.at;
