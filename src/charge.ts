@@ -108,18 +108,14 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
 }
 
 /**
- * The same-day rule of a release (every store follows it): a ticket of a day other than the cap's
- * latest charge's no longer uncounts, unless that day has ended and gone.
- *
- * @param ticketDay - the day on the release ticket.
- * @param latestDay - the day of the cap's latest charge, while the store still holds that day;
- *   undefined once it has ended and been forgotten (or when the cap was never charged).
+ * Uncounts one cap charge and lets its key count again (DESIGN §7). True when it was counted. The
+ * member leaves the set of the day it was counted on, whatever day the cap counts now: a send
+ * that failed at 23:59:59 and is released after midnight frees its key, so its retry runs (and
+ * counts today) instead of being answered as a replay; yesterday's set, which no longer decides
+ * anything, loses the member. (A rule that a ticket of a day before the cap's latest charge
+ * uncounted nothing let a host whose clock was behind, charging after midnight, undo the release of
+ * a host ahead: the ahead host's failed send stayed counted; found by a Redis drill.)
  */
-export function ticketDayCounts(ticketDay: number, latestDay: number | undefined): boolean {
-  return latestDay === undefined || latestDay === ticketDay;
-}
-
-/** Uncounts one cap charge and lets its key count again (DESIGN §7). True when it was counted. */
 export function runRelease(tx: CounterTx, ticket: ReleaseTicket, now: number): boolean {
   const removed = tx.removeCapMember(ticket.key, ticket.day, ticket.member);
   if (ticket.idempotencyKey !== undefined) {

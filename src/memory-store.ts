@@ -4,7 +4,7 @@
  * forgotten a few at a time on every call (an expiry wheel keyed by when each entry ends), so
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
-import { readWindow, runCharge, runRelease, ticketDayCounts } from "./charge.js";
+import { readWindow, runCharge, runRelease } from "./charge.js";
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading, WindowRecord } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
@@ -65,8 +65,6 @@ export class MemoryStore implements PolicyStore {
   private readonly windows = new WindowTable();
   /** Cap days, by `key` + NUL + day: each day counts on its own (a clock step never wipes another day's count). */
   private readonly capDays = new ShardedMap<CapDay>();
-  /** Each cap key's latest charged day, for the same-day rule of a release (`ticketDayCounts` in charge.ts). */
-  private readonly latest = new Map<string, { day: number; resetAt: number }>();
   private readonly keys = new ShardedMap<KeyRecord>();
   private members = 0;
   private readonly expirePerCall: number;
@@ -200,9 +198,6 @@ export class MemoryStore implements PolicyStore {
         } else if (kind === CAP_DAY) {
           const entry = this.capDays.get(key);
           if (entry !== undefined && settled >= entry.resetAt + CAP_KEEP_MS) this.capDays.delete(key);
-          const capKey = key.slice(0, key.lastIndexOf("\u0000"));
-          const marker = this.latest.get(capKey);
-          if (marker !== undefined && settled >= marker.resetAt + CAP_KEEP_MS) this.latest.delete(capKey);
         } else {
           const entry = this.keys.get(key);
           if (entry !== undefined && settled >= entry.expiresAt) this.keys.delete(key);
@@ -276,12 +271,8 @@ export class MemoryStore implements PolicyStore {
         this.capDays.set(dayKey, { resetAt: cap.resetAt, members: new Set([member]) });
         this.schedule(CAP_DAY, dayKey, cap.resetAt + CAP_KEEP_MS);
       }
-      this.latest.set(cap.key, { day: cap.day, resetAt: cap.resetAt });
     },
-    removeCapMember: (key, day, member) => {
-      if (!ticketDayCounts(day, this.latest.get(key)?.day)) return false;
-      return this.capDays.get(`${key}\u0000${day}`)?.members.delete(member) ?? false;
-    },
+    removeCapMember: (key, day, member) => this.capDays.get(`${key}\u0000${day}`)?.members.delete(member) ?? false,
     keyRecord: (key) => this.keys.get(key),
     setKeyRecord: (key, record) => {
       const previous = this.keys.get(key);

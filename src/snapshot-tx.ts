@@ -7,7 +7,6 @@
 import { freeze } from "immer";
 import { sealed } from "./immer.js";
 import { checkedCap, checkedCapDay, checkedKey, checkedWindow, notASnapshot } from "./snapshot-check.js";
-import { ticketDayCounts } from "./charge.js";
 import { sweepSlot, tidyCap, tidyKey, tidyWindow } from "./prune.js";
 import { BucketsDraft, inLayout, nextUsage, own, placeOf, recordIn, usageData, windowOf, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage, type UsageData } from "./snapshot.js";
 import type { BudgetCharge, CapCharge, CounterTx, KeyRecord, WindowRecord } from "./store.js";
@@ -100,8 +99,6 @@ export class SnapshotTx implements CounterTx {
   removeCapMember(key: string, day: number, member: string): boolean {
     const record = checkedCap(recordIn(this.usage.caps, key), key);
     if (record === undefined) return false;
-    const latest = capDay(record, record.latest, key) === undefined ? undefined : record.latest;
-    if (!ticketDayCounts(day, latest)) return false;
     const members = capDay(record, day, key)?.members;
     if (members === undefined || !members.includes(member)) return false;
     this.writes.push({

@@ -90,9 +90,11 @@ export interface CapDay {
 
 /**
  * A daily cap's counts, by day. Each day counts on its own: a request stamped on another day (a
- * clock stepped across midnight, or days ahead) never replaces or wipes today's count. `latest` is
- * the day of the latest charge: a release ticket of another day no longer uncounts, as in every store
- * (`ticketDayCounts` in charge.ts).
+ * clock stepped across midnight, or days ahead) never replaces or wipes today's count; a release
+ * uncounts its ticket's member from its own day (`runRelease` in charge.ts). `latest`, the day of
+ * the latest charge, is still written (snapshots of earlier builds are read with it) and no longer
+ * read: a rule that a ticket of an earlier day uncounted nothing let a stamp behind midnight undo a
+ * later release (found by a Redis drill).
  */
 export interface CapRecord {
   readonly latest: number;

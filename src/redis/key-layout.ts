@@ -28,11 +28,6 @@ export function capSetKey(cap: string, day: number): string {
   return `${cap}:${day}`;
 }
 
-/** The store key of a daily cap's latest day (a release ticket of an earlier day no longer uncounts). */
-export function capDayKey(cap: string): string {
-  return `${cap}:day`;
-}
-
 /** The store key a cluster's reset moves a day's members aside to (cluster-release.ts reads it). */
 export function asideKey(capSet: string): string {
   return `${capSet}:r`;

@@ -8,6 +8,7 @@ import { createPolicy, MemoryStore } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { get, key } from "../fixtures.js";
 import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
+import { skewedMidnightReleases } from "./midnight-release.js";
 
 const redis = ioredis();
 const prefix = uniquePrefix("clock-step");
@@ -85,6 +86,17 @@ describe("RedisStore: hosts a window or more apart admit no more than the budget
         real += 400;
       }
       expect(allowed).toBe(120);
+    });
+  }
+});
+
+describe("hosts apart across midnight: each release uncounts its own day's charge (found by a Redis drill)", () => {
+  for (const [name, makeStore] of [
+    ["MemoryStore", () => new MemoryStore()],
+    ["RedisStore", () => new RedisStore({ redis: ioredisCall(redis), prefix: `${prefix}midnight:`, clock: "host" })],
+  ] as const) {
+    it(`${name}: host A 10 s before midnight, host B 10 s after; A's send between the releases leaves B's release counting, and B its two sends of the day (B's release answered false and its failed send stayed counted: 200, 429)`, async () => {
+      expect(await skewedMidnightReleases(makeStore(), name.toLowerCase())).toEqual([true, true, 200, 200]);
     });
   }
 });

@@ -153,7 +153,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "6c15af6c259cca188a08062e5e021c5c67c4d9ff",
+  sha: "0a43294908d54fefda43cd9a2164e99ad58bb8e6",
 };
 
 /**

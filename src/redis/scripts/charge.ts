@@ -93,8 +93,6 @@ local function take_cap()
   redis.call('PEXPIRE', seq_key, seq_ttl)
   local ttl = math.max(1, math.ceil(reset_at - now)) + cap_grace
   redis.call('PEXPIRE', set, ttl)
-  -- the cap key's latest day: a ticket of an earlier day no longer uncounts (as MemoryStore)
-  redis.call('SET', cap_key .. ':day', day_text, 'PX', ttl)
   -- counted now: not a replay, even with a live key (its charge was released; the retry runs again),
   -- and the key is recorded afresh, live 24 h from this use
   if idem_key then record(now + key_ttl, day_text, member) end
@@ -116,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "3400ccfc47f72bc235d56e09ca3f19d8dede2c34",
+  sha: "71b5f0f7f8a1e03c31a6d91831a1e69a1947af44",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

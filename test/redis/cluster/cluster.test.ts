@@ -20,6 +20,7 @@ import { counting } from "../helpers.js";
 import { CLUSTER_STEP2 } from "../../../src/redis/scripts/cluster-step2.js";
 import { CLUSTER_UNDO } from "../../../src/redis/scripts/cluster-undo.js";
 import { OwnCluster } from "./own-cluster.js";
+import { skewedMidnightReleases } from "../midnight-release.js";
 
 const cluster = new OwnCluster();
 const closers: Array<() => unknown> = [];
@@ -200,6 +201,14 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     const { again, retry } = await releasedAndRetried("key_days", { first: day + 23 * H, release: day + 23 * H, again: day + 24 * H + 30 * 60_000, retry: day + 48 * H + 10 * 60_000 });
     expect([again.reason, again.charged.caps]).toEqual([{ rule: "allowed" }, ["dispatch"]]);
     expect([retry.reason, retry.charged.caps]).toEqual([{ rule: "allowed", replay: true }, []]);
+  });
+
+  it("hosts apart across midnight: each release uncounts its own day's charge and answers true (it uncounted but answered false when the other host had charged another day since; found by a Redis drill)", async () => {
+    await ready;
+    io ??= ioCluster();
+    const p = prefix();
+    expect(await skewedMidnightReleases(new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), "cluster")).toEqual([true, true, 200, 200]);
+    await cluster.cleanUp(p);
   });
 
   it("differential: random traces through createPolicy give MemoryStore's decisions (ioredis Cluster)", async () => {
