@@ -454,6 +454,49 @@ describe("issue 11: resharding under load — MOVED and ASK are followed by the 
   });
 });
 
+describe("a slot migrating key by key: TRYAGAIN is sent again, not answered 503", () => {
+  it("node-redis's cluster client (which does not retry TRYAGAIN itself): a read whose credential's two window keys are split between two primaries waits for the migration and is allowed, counted once (8.7 % of decisions answered 503 while slots migrated; found by a Redis drill)", async () => {
+    await ready;
+    const { Redis } = await import("ioredis");
+    const client = await nodeCluster();
+    const p = prefix();
+    const store = new RedisStore({ redis: nodeCall(client), prefix: p, cluster: true, timeoutMs: 2_000, retries: 0 });
+    const policy = createPolicy({ store });
+    const credential = key({ nl_1: { audience: "read" } }, false, "key_tryagain");
+    const who = { credential, roles: { nl_1: "owner" } };
+    const read = get("/newsletters/nl_1/subscribers");
+    expect((await policy.check(read, who)).allowed).toBe(true); // opens both windows: two keys in the credential's slot
+    const keys = (await cluster.keysUnder(p)).filter((k) => k.key.includes("key_tryagain"));
+    expect(keys.length).toBeGreaterThanOrEqual(2);
+    const from = keys[0]!.port;
+    const to = [7001, 7002, 7003].find((port) => port !== from)!;
+    const source = new Redis({ port: from, host: "127.0.0.1" });
+    const target = new Redis({ port: to, host: "127.0.0.1" });
+    const slot = Number(await source.call("CLUSTER", "KEYSLOT", keys[0]!.key));
+    const sourceId = String(await source.call("CLUSTER", "MYID"));
+    const targetId = String(await target.call("CLUSTER", "MYID"));
+    await target.call("CLUSTER", "SETSLOT", slot, "IMPORTING", sourceId);
+    await source.call("CLUSTER", "SETSLOT", slot, "MIGRATING", targetId);
+    // one key moved, the others not yet: a script over them is refused with TRYAGAIN
+    await source.call("MIGRATE", "127.0.0.1", to, "", 0, 5_000, "KEYS", keys[0]!.key);
+    const pending = policy.check(read, who);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const rest = (await source.call("CLUSTER", "GETKEYSINSLOT", slot, 100)) as string[];
+    if (rest.length > 0) await source.call("MIGRATE", "127.0.0.1", to, "", 0, 5_000, "KEYS", ...rest);
+    for (const port of [7001, 7002, 7003]) {
+      const node = new Redis({ port, host: "127.0.0.1" });
+      await node.call("CLUSTER", "SETSLOT", slot, "NODE", targetId);
+      node.disconnect();
+    }
+    source.disconnect();
+    target.disconnect();
+    const decision = await pending;
+    expect([decision.status, decision.reason.rule]).toEqual([200, "allowed"]);
+    expect(decision.headers["RateLimit-Remaining"]).toBe("58"); // audience 60: this is its second charge
+    await cluster.cleanUp(p);
+  });
+});
+
 describe("issue 11: kill drill — the primary holding a newsletter's dispatch cap is killed mid-load, then restarted with its config file", () => {
   it("503s while its slots are down (other nodes keep answering), no over-admission, recovery when it is back", async () => {
     await ready;
