@@ -15,7 +15,7 @@ import { storeSettings, type RedisStoreOptions } from "./options.js";
 import { CLUSTER_RELEASE, clusterReleaseCall, decodeClusterRelease } from "./scripts/cluster-release.js";
 import { decodeRead, READ, readCall } from "./scripts/read.js";
 import { decodeRelease, RELEASE, releaseCall } from "./scripts/release.js";
-import { RESET, resetCall } from "./scripts/reset.js";
+import { RESET, RESET_TIMED, resetCall } from "./scripts/reset.js";
 
 export type { RedisStoreOptions } from "./options.js";
 
@@ -156,7 +156,7 @@ export class RedisStore implements PolicyStore {
         // each call marked by a nonce of its own: the store's retry of it clears nothing a second time
         const mark = { key: `rm:${this.instance}:${++this.calls}`, ttlMs: this.memoTtlMs };
         const { keys, args } = resetCall((key) => this.key(key, tag), this.clock, part, now, this.cluster, mark);
-        return this.link.run(RESET, "reset", keys, args);
+        return this.link.run(RESET, "reset", keys, args, RESET_TIMED);
       }),
     );
   }

@@ -8,28 +8,39 @@ import type { ResetRequest } from "../../store.js";
 import { indexKey } from "../key-layout.js";
 import { DAY_OF, NOW } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";
+import { CHARGE_TIMED } from "./charge.js";
+import type { Timed } from "../client.js";
+
+/** `RESET`'s deadline argument (0-based in ARGV); its reply carries Redis's time as the charge scripts' do. */
+export const RESET_TIMED: Timed = { ...CHARGE_TIMED, deadlineArg: 7 };
 
 /**
  * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index set], this call's mark.
  * ARGV: 1 clock (h|r), 2 now, 3 n, 4 m, 5 index (1|0), 6 move a day's members aside (1: Redis
- *   Cluster, see below | 0), 7 the mark's lifetime in ms ('0': no retries, no mark), then day_j,
- *   offset_j per cap.
- * Reply: 1 (the store does not read it).
+ *   Cluster, see below | 0), 7 the mark's lifetime in ms ('0': no retries, no mark), 8 deadline
+ *   (Redis ms; '' = none), then day_j, offset_j per cap.
+ * Reply: { 'd' (done) or 'e' (past its deadline: nothing cleared), Redis time (µs) }, as the charge
+ * scripts' ({@link RESET_TIMED}).
  *
  * The mark makes the store's retry of a reset (after a timeout) clear nothing: a reset resent once
  * others have charged again would wipe their counts (found by a Redis review: one reset and a late
- * reply let a newsletter send 75 times in a day for a cap of 25).
+ * reply let a newsletter send 75 times in a day for a cap of 25). The deadline makes a reset the
+ * caller was told had failed (`RedisTimeoutError`) clear nothing when Redis runs it later, after a
+ * pause: it would wipe the counts made since (found by a Redis drill: a reset rejected during a
+ * 2 s stop of Redis cleared a spent budget and a day's sends once Redis resumed).
  */
 export const RESET: Script = {
   source: `-- KEYS and ARGV, named (resetCall in scripts/reset.ts builds them)
 local clock, now_arg, n, m = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local indexed, move_aside, mark_ttl = ARGV[5] == '1', ARGV[6] == '1', ARGV[7]
--- a resend of this call (the store's retry after a timeout) finds its mark: cleared already, nothing more
-if mark_ttl ~= '0' and not redis.call('SET', KEYS[#KEYS], '1', 'NX', 'PX', mark_ttl) then return 1 end
+local indexed, move_aside, mark_ttl, deadline = ARGV[5] == '1', ARGV[6] == '1', ARGV[7], ARGV[8]
 local caps, days, offsets = {}, {}, {}
-for j = 1, m do caps[j], days[j], offsets[j] = KEYS[n + j], tonumber(ARGV[6 + 2 * j]), tonumber(ARGV[7 + 2 * j]) end
-local index_key = KEYS[n + m + 1]
+for j = 1, m do caps[j], days[j], offsets[j] = KEYS[n + j], tonumber(ARGV[7 + 2 * j]), tonumber(ARGV[8 + 2 * j]) end
+local index_key, mark_key = KEYS[n + m + 1], KEYS[#KEYS]
 ${NOW}${DAY_OF}
+-- run after the caller gave up (a paused Redis): it was told the reset failed, so nothing is cleared
+if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
+-- a resend of this call (the store's retry after a timeout) finds its mark: cleared already, nothing more
+if mark_ttl ~= '0' and not redis.call('SET', mark_key, '1', 'NX', 'PX', mark_ttl) then return { 'd', rt_us } end
 for i = 1, n do redis.call('DEL', KEYS[i]) end
 for j = 1, m do
   local day = days[j]
@@ -53,9 +64,9 @@ if indexed then
   end
   redis.call('DEL', index_key)
 end
-return 1
+return { 'd', rt_us }
 `,
-  sha: "12b25a5e3e8ab9820a632dc990e06a1287fd3660",
+  sha: "471e3819d8d81f639acac77790e6dcc1472eb6b8",
 };
 
 /**
@@ -70,7 +81,8 @@ export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", r
   const scope = request.idempotencyScope;
   if (scope !== undefined) keys.push(redisKey(indexKey(scope)));
   keys.push(redisKey(mark.key));
-  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1", cluster ? "1" : "0", String(mark.ttlMs)];
+  // the deadline (ARGV 8) is set by the store's link as it sends (RESET_TIMED)
+  const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1", cluster ? "1" : "0", String(mark.ttlMs), ""];
   for (const cap of request.caps) args.push(String(cap.day), String(cap.offsetMs));
   return { keys, args };
 }

@@ -100,6 +100,33 @@ describe("issue 8 defect 3: a paused Redis (SIGSTOP) — pending calls bounded, 
     expect(await store.read(budgets, T0)).toEqual([{ count: 1, resetAt: T0 + 3_600_000 }]);
   });
 
+  it("a reset held up past its deadline clears nothing when Redis finally runs it: the caller was told it failed, and the counts stay (a reset rejected during a pause cleared a spent budget and a day's sends on resume; found by a Redis drill)", async () => {
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: "stall:reset:", timeoutMs: 200, retries: 1 });
+    let now = T0;
+    const policy = createPolicy({ store, clock: () => now, config: { budgets: { audience: { limit: 2, window: 3_600 } }, caps: { dispatch: { limit: 3 } } } });
+    const reader = key({ nl_1: { audience: "read", sending: "write" } }, false, "key_reset_stall");
+    const as = { credential: reader, roles: { nl_1: "owner" } };
+    for (let i = 0; i < 2; i++) expect((await policy.check(get("/newsletters/nl_1/subscribers"), as)).status).toBe(200);
+    for (let i = 0; i < 3; i++) expect((await policy.check(post(`/articles/r_${i}/send`, { newsletter: "nl_1" }), as)).status).toBe(200);
+    server.pause();
+    try {
+      await expect(policy.reset({ newsletter: "nl_1" })).rejects.toBeInstanceOf(RedisTimeoutError);
+      await expect(policy.reset({ credential: reader })).rejects.toBeInstanceOf(RedisTimeoutError);
+      await sleep(300);
+    } finally {
+      server.resume();
+    }
+    await settled(store);
+    now += 1;
+    expect((await policy.check(get("/newsletters/nl_1/subscribers"), as)).status).toBe(429);
+    expect((await policy.check(post("/articles/r_9/send", { newsletter: "nl_1" }), as)).reason.rule).toBe("daily_cap");
+    // a reset that answers clears as before
+    await policy.reset({ credential: reader });
+    await policy.reset({ newsletter: "nl_1" });
+    expect((await policy.check(get("/newsletters/nl_1/subscribers"), as)).status).toBe(200);
+    expect((await policy.check(post("/articles/r_10/send", { newsletter: "nl_1" }), as)).status).toBe(200);
+  });
+
   it("with a client that has no offline queue and fails fast, the same bound and deadline hold (ioredis enableOfflineQueue: false, maxRetriesPerRequest: 1)", async () => {
     const strict = new Redis({ port: server.port, host: "127.0.0.1", enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     await new Promise((resolve) => strict.once("ready", resolve));
