@@ -1,4 +1,24 @@
 /**
+ * The brand of each of the package's error classes: a registered symbol, so that the ESM and the
+ * CommonJS builds loaded in one process (the dual-package hazard) agree on which errors are theirs.
+ */
+const CONFIG_ERROR = Symbol.for("newsletter-policy.PolicyConfigError");
+
+/** Marks `error` as one of the class `key` names (a non-enumerable own property). */
+export function brand(error: Error, key: symbol): void {
+  Object.defineProperty(error, key, { value: true });
+}
+
+/**
+ * `instanceof` for a branded error class: for the class itself, any error with its brand, whichever
+ * build made it; for a subclass, the prototype chain as usual.
+ */
+export function isBranded(cls: { prototype: object }, base: { prototype: object }, key: symbol, value: unknown): boolean {
+  if (cls !== base) return typeof value === "object" && value !== null && Object.prototype.isPrototypeOf.call(cls.prototype, value);
+  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[key] === true;
+}
+
+/**
  * Thrown for host mistakes only: invalid config, a credential that is not a credential, a clock that
  * is not a number. Never thrown for anything a client sends; that is a refusal.
  *
@@ -7,6 +27,14 @@
  * catch (e) { if (e instanceof PolicyConfigError) console.error(e.field); } // "budgets.general.limit"
  */
 export class PolicyConfigError extends Error {
+  /**
+   * `instanceof` holds across the package's two builds: an error thrown by the CommonJS build (a
+   * dependency that `require`s the package) is a PolicyConfigError to the ESM build's class too.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isBranded(this, PolicyConfigError, CONFIG_ERROR, value);
+  }
+
   /** The offending field, as a dotted path (`budgets.general.limit`, `operations[2].needs`). */
   readonly field: string;
   /** What is wrong with it, e.g. `must be a whole number ≥ 1; got 0` (the message is `newsletter-policy: <field> <problem>`). */
@@ -21,5 +49,6 @@ export class PolicyConfigError extends Error {
     this.name = "PolicyConfigError";
     this.field = field;
     this.problem = problem;
+    brand(this, CONFIG_ERROR);
   }
 }

@@ -49,7 +49,7 @@ describe("one copy of the shared code across entries", () => {
     expect((thrown as { field: string }).field).toBe("redis");
   });
 
-  it("a config defineConfig made in the ESM build decides in the CommonJS build (and back) as in its own: a host that loads both (a CommonJS dependency) was refused its config (found by a contract review)", async () => {
+  it("a config defineConfig made in the ESM build decides in the CommonJS build (and back) as in its own, and the errors of either are instanceof the other's classes: a host that loads both (a CommonJS dependency) was refused its config (found by a contract review)", async () => {
     const require = createRequire(import.meta.url);
     const cjs = require(join(out, "index.cjs"));
     const esm = await import(pathToFileURL(join(out, "index.js")).href);
@@ -61,6 +61,31 @@ describe("one copy of the shared code across entries", () => {
       const second = decider.evaluate(request, { ...state(first.usage), config });
       expect([first.decision.status, second.decision.status, second.decision.headers["RateLimit-Limit"]]).toEqual([200, 429, "1"]);
     }
+    // an error either build throws is instanceof both builds' classes (it was only its own build's)
+    const fromCjs = (() => {
+      try {
+        cjs.defineConfig({ budgets: { general: { limit: 0 } } });
+      } catch (error) {
+        return error;
+      }
+    })();
+    const fromEsm = (() => {
+      try {
+        esm.defineConfig({ budgets: { general: { limit: 0 } } });
+      } catch (error) {
+        return error;
+      }
+    })();
+    for (const error of [fromCjs, fromEsm]) {
+      expect(error instanceof esm.PolicyConfigError && error instanceof cjs.PolicyConfigError).toBe(true);
+      expect((error as { field: string }).field).toBe("budgets.general.limit");
+    }
+    const redisCjs = require(join(out, "redis", "index.cjs"));
+    const redisEsm = await import(pathToFileURL(join(out, "redis", "index.js")).href);
+    expect(new redisCjs.RedisTimeoutError(5, "charge") instanceof redisEsm.RedisTimeoutError).toBe(true);
+    expect(new redisEsm.RedisOverloadError(64) instanceof redisCjs.RedisOverloadError).toBe(true);
+    expect(new redisEsm.RedisOverloadError(64) instanceof redisCjs.RedisTimeoutError).toBe(false);
+    expect(new Error("x") instanceof esm.PolicyConfigError).toBe(false);
   });
 
   it("CommonJS: newsletter-policy/testing loads without requiring vitest (which refuses require), and its arbitraries run; vitest is loaded when a conformance suite is described (found by a black-box review)", async () => {

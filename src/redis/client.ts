@@ -5,7 +5,11 @@
  * This file also holds how the store talks through that function: a bound on what is in flight, a
  * deadline per call, and the deadline's translation into Redis's clock (see {@link Link}).
  */
+import { brand, isBranded } from "../errors.js";
 import type { Script } from "./scripts/script.js";
+
+const TIMEOUT_ERROR = Symbol.for("newsletter-policy.RedisTimeoutError");
+const OVERLOAD_ERROR = Symbol.for("newsletter-policy.RedisOverloadError");
 
 /**
  * Sends one `EVALSHA` or `EVAL` command and resolves with Redis's reply (rejecting on an error reply).
@@ -33,6 +37,11 @@ export type RedisCall = (command: "EVALSHA" | "EVAL", args: string[]) => Promise
  * });
  */
 export class RedisTimeoutError extends Error {
+  /** `instanceof` holds across the package's two builds (see `PolicyConfigError`). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isBranded(this, RedisTimeoutError, TIMEOUT_ERROR, value);
+  }
+
   /** How long the store waited (ms). */
   readonly timeoutMs: number;
 
@@ -44,6 +53,7 @@ export class RedisTimeoutError extends Error {
     super(`newsletter-policy/redis: no reply from Redis within ${timeoutMs} ms (${what})`);
     this.name = "RedisTimeoutError";
     this.timeoutMs = timeoutMs;
+    brand(this, TIMEOUT_ERROR);
   }
 }
 
@@ -59,6 +69,11 @@ export class RedisTimeoutError extends Error {
  * });
  */
 export class RedisOverloadError extends Error {
+  /** `instanceof` holds across the package's two builds (see `PolicyConfigError`). */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return isBranded(this, RedisOverloadError, OVERLOAD_ERROR, value);
+  }
+
   /** The bound that was reached (`maxInFlight`). */
   readonly maxInFlight: number;
 
@@ -67,6 +82,7 @@ export class RedisOverloadError extends Error {
     super(`newsletter-policy/redis: ${maxInFlight} calls to Redis are unanswered (maxInFlight); refusing without sending`);
     this.name = "RedisOverloadError";
     this.maxInFlight = maxInFlight;
+    brand(this, OVERLOAD_ERROR);
   }
 }
 
