@@ -24,7 +24,7 @@ export interface ConfigArbitraryOptions {
  * @param options - `budgets` and `caps`: `tight` (default) or `roomy`.
  * @returns an arbitrary of {@link PolicyOptions}, always valid for `defineConfig`.
  * @example
- * fc.assert(fc.property(arbConfig(), (options) => defineConfig(options).budgets.length === 4));
+ * fc.assert(fc.property(arbConfig(), (options) => Object.keys(defineConfig(options).budgets).length === 4));
  */
 export function arbConfig(options: ConfigArbitraryOptions = {}): fc.Arbitrary<PolicyOptions> {
   const tight = options.budgets !== "roomy";
