@@ -75,18 +75,21 @@ const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "
 /**
  * The budgets as the options spell them, by name (`budgets.general.limit`), frozen: what
  * `defineConfig` hands back reads, and is given again (`defineConfig({ ...config, … })`), in the
- * shape it was written in. Budget names are lower-case words (config-fields.ts), so they are
- * ordinary property names.
+ * shape it was written in. Without a prototype, as {@link rolesView}.
  */
 export function budgetsView(budgets: readonly BudgetSpec[]): PolicyConfig["budgets"] {
-  const view: Record<string, Readonly<{ limit: number; window: number }>> = {};
+  const view: Record<string, Readonly<{ limit: number; window: number }>> = Object.create(null);
   for (const b of budgets) view[b.name] = Object.freeze({ limit: b.limit, window: b.window });
   return Object.freeze(view) as PolicyConfig["budgets"];
 }
 
-/** The roles by name, frozen; a host's role named `__proto__` is an own property, as JSON gives it. */
+/**
+ * The roles by name, frozen, without a prototype: `config.roles[name]` is a role or undefined, never
+ * `Object.prototype`'s `constructor` or `toString` (host code that checks a role name so would
+ * take those for roles; found by a review). A host's role named `__proto__` is an own property.
+ */
 function rolesView(roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>): PolicyConfig["roles"] {
-  const view: Record<string, Readonly<Record<Family, Level>>> = {};
+  const view: Record<string, Readonly<Record<Family, Level>>> = Object.create(null);
   for (const [name, caps] of roles) Object.defineProperty(view, name, { value: caps, enumerable: true });
   return Object.freeze(view) as PolicyConfig["roles"];
 }

@@ -10,12 +10,16 @@ export function brand(error: Error, key: symbol): void {
 }
 
 /**
- * `instanceof` for a branded error class: for the class itself, any error with its brand, whichever
- * build made it; for a subclass, the prototype chain as usual.
+ * `instanceof` for a branded error class: for the class itself (the one that defines
+ * `Symbol.hasInstance`), any error with its brand, whichever build made it; for a subclass, the
+ * prototype chain as usual. The class is told by its own property, not by its name: a static
+ * method that names its class makes the bundler rename the class (`_PolicyConfigError` in stack
+ * traces and `constructor.name`; found by a review).
  */
-export function isBranded(cls: { prototype: object }, base: { prototype: object }, key: symbol, value: unknown): boolean {
-  if (cls !== base) return typeof value === "object" && value !== null && Object.prototype.isPrototypeOf.call(cls.prototype, value);
-  return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[key] === true;
+export function isBranded(cls: { prototype: object }, key: symbol, value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (!Object.hasOwn(cls, Symbol.hasInstance)) return Object.prototype.isPrototypeOf.call(cls.prototype, value);
+  return (value as Record<symbol, unknown>)[key] === true;
 }
 
 /**
@@ -32,7 +36,7 @@ export class PolicyConfigError extends Error {
    * dependency that `require`s the package) is a PolicyConfigError to the ESM build's class too.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return isBranded(this, PolicyConfigError, CONFIG_ERROR, value);
+    return isBranded(this, CONFIG_ERROR, value);
   }
 
   /** The offending field, as a dotted path (`budgets.general.limit`, `operations[2].needs`). */

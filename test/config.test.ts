@@ -87,6 +87,11 @@ describe("config: host mistakes throw a typed error naming the field (DESIGN §1
     expect(config.caps).toEqual({ dispatch: { limit: 25 }, testSend: { limit: 50 } });
     expect(config.roles.editor).toEqual({ content: "write", audience: "write", sending: "write", insights: "write", settings: "read", webhooks: "write" });
     expect(Object.keys(config.roles)).toEqual(["owner", "admin", "editor"]);
+    // by name only: no prototype's names (constructor, toString) read as a role or a budget
+    for (const name of ["constructor", "toString", "hasOwnProperty", "__proto__"]) {
+      expect(config.roles[name], name).toBeUndefined();
+      expect(config.budgets[name], name).toBeUndefined();
+    }
     expect(config.dailyRetryAfter).toBe("hours");
     expect(Object.isFrozen(config)).toBe(true);
   });

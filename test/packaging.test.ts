@@ -86,6 +86,20 @@ describe("one copy of the shared code across entries", () => {
     expect(new redisEsm.RedisOverloadError(64) instanceof redisCjs.RedisOverloadError).toBe(true);
     expect(new redisEsm.RedisOverloadError(64) instanceof redisCjs.RedisTimeoutError).toBe(false);
     expect(new Error("x") instanceof esm.PolicyConfigError).toBe(false);
+    // the classes keep their names (a static method naming its class made the bundler rename it _PolicyConfigError)
+    for (const [cls, name] of [
+      [esm.PolicyConfigError, "PolicyConfigError"],
+      [cjs.PolicyConfigError, "PolicyConfigError"],
+      [redisEsm.RedisTimeoutError, "RedisTimeoutError"],
+      [redisCjs.RedisOverloadError, "RedisOverloadError"],
+    ] as const) {
+      expect((cls as { name: string }).name).toBe(name);
+    }
+    expect(require("node:util").inspect(fromEsm)).toMatch(/^PolicyConfigError: newsletter-policy: budgets\.general\.limit/);
+    // a subclass a host derives keeps the usual prototype check
+    class Mine extends (esm.PolicyConfigError as new (field: string, problem: string) => Error) {}
+    expect(new Mine("f", "p") instanceof Mine && new Mine("f", "p") instanceof cjs.PolicyConfigError).toBe(true);
+    expect(fromEsm instanceof Mine).toBe(false);
   });
 
   it("CommonJS: newsletter-policy/testing loads without requiring vitest (which refuses require), and its arbitraries run; vitest is loaded when a conformance suite is described (found by a black-box review)", async () => {

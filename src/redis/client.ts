@@ -39,7 +39,7 @@ export type RedisCall = (command: "EVALSHA" | "EVAL", args: string[]) => Promise
 export class RedisTimeoutError extends Error {
   /** `instanceof` holds across the package's two builds (see `PolicyConfigError`). */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return isBranded(this, RedisTimeoutError, TIMEOUT_ERROR, value);
+    return isBranded(this, TIMEOUT_ERROR, value);
   }
 
   /** How long the store waited (ms). */
@@ -71,7 +71,7 @@ export class RedisTimeoutError extends Error {
 export class RedisOverloadError extends Error {
   /** `instanceof` holds across the package's two builds (see `PolicyConfigError`). */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return isBranded(this, RedisOverloadError, OVERLOAD_ERROR, value);
+    return isBranded(this, OVERLOAD_ERROR, value);
   }
 
   /** The bound that was reached (`maxInFlight`). */

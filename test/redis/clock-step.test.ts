@@ -8,7 +8,7 @@ import { createPolicy, MemoryStore } from "../../src/index.js";
 import { RedisStore } from "../../src/redis/index.js";
 import { get, key } from "../fixtures.js";
 import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
-import { skewedMidnightReleases } from "./midnight-release.js";
+import { retriedAcrossMidnight, skewedMidnightReleases } from "./midnight-release.js";
 
 const redis = ioredis();
 const prefix = uniquePrefix("clock-step");
@@ -97,6 +97,10 @@ describe("hosts apart across midnight: each release uncounts its own day's charg
   ] as const) {
     it(`${name}: host A 10 s before midnight, host B 10 s after; A's send between the releases leaves B's release counting, and B its two sends of the day (B's release answered false and its failed send stayed counted: 200, 429)`, async () => {
       expect(await skewedMidnightReleases(makeStore(), name.toLowerCase())).toEqual([true, true, 200, 200]);
+    });
+
+    it(`${name}: a send released by the host ahead and counted again there is a replay when the host behind retries it (the send runs twice in all, not three times)`, async () => {
+      expect(await retriedAcrossMidnight(makeStore(), `${name.toLowerCase()}_retry`)).toEqual([[false, ["dispatch"]], [true, []]]);
     });
   }
 });

@@ -28,3 +28,25 @@ export async function skewedMidnightReleases(store: PolicyStore, id: string): Pr
   const b3 = await send(b, "b", 3);
   return [releasedA, releasedB, b2.status, b3.status];
 }
+
+/**
+ * Host B (10 s before midnight) sends with a key; host A (10 s after) releases it, and A's retry
+ * counts again on A's day; then B retries: a replay (the send ran once more only). The decisions of
+ * A's and B's retries: whether each was a replay, and the caps each charged.
+ */
+export async function retriedAcrossMidnight(store: PolicyStore, id: string): Promise<Array<[boolean, string[]]>> {
+  const config = { caps: { dispatch: { limit: 5 } } };
+  const behind = createPolicy({ store, config, clock: () => MIDNIGHT - 10_000 });
+  const ahead = createPolicy({ store, config, clock: () => MIDNIGHT + 10_000 });
+  const newsletter = `nl_${id}`;
+  const who = { credential: key({ [newsletter]: { content: "write", sending: "write" } }, false, `k_${id}`), roles: { [newsletter]: "owner" } };
+  const send = (policy: typeof behind) => policy.check(post("/articles/a_1/send", { newsletter, idempotencyKey: "K" }), who);
+  const first = await send(behind);
+  if (!first.allowed || !(await ahead.release(first))) throw new Error("the first send was refused, or its release uncounted nothing");
+  const out: Array<[boolean, string[]]> = [];
+  for (const policy of [ahead, behind]) {
+    const d = await send(policy);
+    out.push([d.reason.replay === true, d.charged.caps]);
+  }
+  return out;
+}

@@ -24,26 +24,27 @@ end
 `;
 
 /**
- * KEYS: 1 that cap key without the day. ARGV: 1 the key's member followed by '#', 2–4 days to look in.
+ * KEYS: 1 that cap key without the day. ARGV: 1 the key's member followed by '#', 2–5 days to look in.
  * Reply: 1 or 0.
  */
 export const CLUSTER_COUNTED: Script = {
   source: `-- KEYS and ARGV, named (countedCall in scripts/cluster-counted.ts builds them)
 local cap_key, key_prefix = KEYS[1], ARGV[1]
-local days = { ARGV[2], ARGV[3], ARGV[4] }
+local days = { ARGV[2], ARGV[3], ARGV[4], ARGV[5] }
 ${COUNTED}
 if counted(cap_key, key_prefix, days) then return 1 end
 return 0
 `,
-  sha: "8e76d6d4a31f86cc86cf93da63ea904aaab39dae",
+  sha: "a56e4bfc7e42807fc3a5b7896e173d559ccf614d",
 };
 
 /**
  * Encodes a `CLUSTER_COUNTED` call: is the key whose member is `member` still counted in the cap
- * `capKey` on the day it was counted on, the day before `day`, or `day`?
+ * `capKey` on the day it was counted on, or the day before `day`, `day` or the day after (a host
+ * ahead across midnight may have counted it again after a release)?
  */
 export function countedCall(capKey: string, member: string, countedOn: string, day: string): ScriptCall {
-  return { keys: [capKey], args: [`${member}#`, countedOn, String(Number(day) - 1), day] };
+  return { keys: [capKey], args: [`${member}#`, countedOn, String(Number(day) - 1), day, String(Number(day) + 1)] };
 }
 
 /** Decodes a `CLUSTER_COUNTED` reply. */

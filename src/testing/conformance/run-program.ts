@@ -63,8 +63,8 @@ async function releaseBoth({ program, tickets, reference, store }: Run, op: Op<"
   const pair = tickets[op.pick % tickets.length]!;
   const expected = await reference.release(pair.expected, now);
   const actual = await store.release(pair.actual, now);
-  // Releasing a past day's charge is unspecified: it no longer counts toward anything (the stores'
-  // own same-day rule, ticketDayCounts, decides it, and stores may differ in when they forget a day).
+  // Releasing a past day's charge is unspecified: it no longer counts toward anything today, and
+  // stores may differ in when they forget a past day (a release uncounts only while the day is held).
   if (pair.expected.day === dayOf(now, program.offsetMs).day) expect(actual, at).toBe(expected);
 }
 
