@@ -13,6 +13,9 @@ export interface ResponseLike {
   readonly bodyUsed?: boolean;
 }
 
+/** The names of {@link RetryDelayOptions}. */
+export const DELAY_OPTIONS: readonly string[] = ["dailyRetryAfter", "attempt", "baseDelayMs", "maxBackoffMs", "random", "now", "body"];
+
 /** Options of {@link retryDelay}. */
 export interface RetryDelayOptions {
   /**
@@ -156,8 +159,12 @@ export function retryDelay(response: ResponseLike, options: RetryDelayOptions = 
  * The options of {@link retryDelay}, checked (a host mistake throws, naming the option): an
  * `attempt` of NaN made the backoff NaN ms, and a `baseDelayMs` of NaN the same.
  */
-export function assertDelayOptions(options: RetryDelayOptions): void {
+export function assertDelayOptions(options: RetryDelayOptions, known: readonly string[] = DELAY_OPTIONS): void {
   if (typeof options !== "object" || options === null) throw new PolicyConfigError("options", "must be an object");
+  // a misspelt option (maxAtempts, maxWaitMS) would keep its default without a word (found by a docs review)
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) throw new PolicyConfigError(name, `is not an option here; known: ${known.join(", ")}`);
+  }
   const { attempt, baseDelayMs, maxBackoffMs, dailyRetryAfter } = options;
   if (attempt !== undefined && !(Number.isSafeInteger(attempt) && attempt >= 0)) throw new PolicyConfigError("attempt", `must be a whole number ≥ 0 (retries made so far); got ${String(attempt)}`);
   for (const [name, value] of [["baseDelayMs", baseDelayMs], ["maxBackoffMs", maxBackoffMs]] as const) {

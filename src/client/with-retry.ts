@@ -79,8 +79,11 @@ function assertRetryOptions(options: WithRetryOptions): void {
   for (const name of ["sleep", "idempotencyKey", "onRetry"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
   }
-  assertDelayOptions(options);
+  assertDelayOptions(options, RETRY_OPTIONS);
 }
+
+/** The names of {@link WithRetryOptions}: its own and those it hands to `retryDelay`. */
+const RETRY_OPTIONS: readonly string[] = ["dailyRetryAfter", "baseDelayMs", "maxBackoffMs", "random", "now", "maxWaitMs", "maxAttempts", "sleep", "idempotencyKey", "onRetry"];
 
 function isRequest(input: unknown): input is Request {
   return typeof Request !== "undefined" && input instanceof Request;
@@ -119,6 +122,11 @@ export function withRetry(fetch: FetchLike, options: WithRetryOptions = {}): Fet
   const maxWaitMs = options.maxWaitMs ?? 60_000;
   const sleep = options.sleep ?? timer;
   const newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
+  // what retryDelay reads of the options (it refuses names it does not know)
+  const delayOptions: RetryDelayOptions = {};
+  for (const name of ["dailyRetryAfter", "baseDelayMs", "maxBackoffMs", "random", "now"] as const) {
+    if (options[name] !== undefined) (delayOptions as Record<string, unknown>)[name] = options[name];
+  }
 
   return async (input, init) => {
     const method = (init?.method ?? (isRequest(input) ? input.method : "GET")).toUpperCase();
@@ -147,7 +155,7 @@ export function withRetry(fetch: FetchLike, options: WithRetryOptions = {}): Fet
       // a network error: the request may or may not have arrived; a read or a keyed write is safe to send again
       // a 429's error body says whether a daily cap refused (its message), read from a clone so the caller keeps it
       const body = response?.status === 429 ? await errorBodyOf(response) : undefined;
-      const delay = response !== undefined ? retryDelay(response, { ...options, attempt: attempt - 1, ...(body !== undefined && { body }) }) : retryDelay({ status: 503, headers: new Headers() }, { ...options, attempt: attempt - 1 });
+      const delay = response !== undefined ? retryDelay(response, { ...delayOptions, attempt: attempt - 1, ...(body !== undefined && { body }) }) : retryDelay({ status: 503, headers: new Headers() }, { ...delayOptions, attempt: attempt - 1 });
       if (last || delay === undefined || delay > maxWaitMs) {
         if (response !== undefined) return response;
         throw error;

@@ -328,6 +328,16 @@ describe("client options: host mistakes throw, naming the option (DESIGN §10; f
     expect(withRetry(fetch, { maxWaitMs: Infinity })).toBeTypeOf("function");
   });
 
+  it("a misspelt option throws naming it (maxAtempts kept its default of 3 without a word; found by a docs review)", () => {
+    expect(() => withRetry(fetch, { maxAtempts: 5 } as never)).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "maxAtempts" }));
+    expect(() => withRetry(fetch, { maxWaitMS: 1_000 } as never)).toThrow(expect.objectContaining({ field: "maxWaitMS", message: expect.stringContaining("known: dailyRetryAfter") }));
+    // retryDelay's own attempt and body are not withRetry's (it counts attempts and reads the body itself)
+    expect(() => withRetry(fetch, { attempt: 1 } as never)).toThrow(expect.objectContaining({ field: "attempt" }));
+    const refused = { status: 503, headers: new Headers() };
+    expect(() => retryDelay(refused, { atempt: 2 } as never)).toThrow(expect.objectContaining({ field: "atempt" }));
+    expect(retryDelay(refused, { attempt: 1, random: () => 0, body: undefined, now: () => 0, baseDelayMs: 100, maxBackoffMs: 1_000, dailyRetryAfter: "hours" })).toBe(100);
+  });
+
   it("spec §7 'after Retry-After, and not before': a wait longer than a timer takes (2^31 ms) is not cut to 1 ms by the default sleep", async () => {
     let calls = 0;
     const once = answer429("3000000"); // 3e9 ms: Node fired such a timer after 1 ms
