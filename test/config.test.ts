@@ -362,6 +362,7 @@ describe("a config is the policy's own once defineConfig made it (found by a rev
   it("spec §5.6: a role set on the config's roles view reaches no decision", () => {
     const config = defineConfig({ docsUrl: "https://docs.example/errors" });
     expect(Object.isFrozen(config.roles) && Object.isFrozen(config.roles.editor)).toBe(true);
+    expect(Object.isFrozen(config.budgets) && Object.isFrozen(config.budgets.general)).toBe(true);
     // what sloppy-mode code could do to a view that was not frozen
     expect(() => Object.assign(config.roles as Record<string, unknown>, { intruder: { content: "write", audience: "write", sending: "write", insights: "write", settings: "write", webhooks: "write" } })).toThrow(TypeError);
     const decision = evaluate({ method: "GET", path: "/newsletters/nl_1/subscribers" }, { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "intruder" }, usage: emptyUsage(), now: T0, config }).decision;

@@ -85,6 +85,9 @@ describe("derived request ids (DESIGN §14)", () => {
       { method: "GET ", path: "/newsletters/nl_1/subscribers" },
       { method: "POST", path: "/articles/a_1/send", newsletter: 5 },
       { method: "GET", path: "/newsletters/nl_1/subscribers", query: { limit: { $gt: 1 } } },
+      { method: "GET", path: "newsletters/nl_1/subscribers" },
+      { method: "GET", path: `/${"a".repeat(20_000)}` },
+      { method: "POST", path: "/articles/a_1/send", newsletter: "n".repeat(5_000) },
     ];
     const policy = createPolicy({ clock: () => T0, generateId: () => "generated" });
     for (const request of malformed) {
@@ -94,6 +97,10 @@ describe("derived request ids (DESIGN §14)", () => {
       // an id that is not one (a space) is still replaced, as on every other answer
       expect(evaluate({ ...request, requestId: "a b" } as never, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 }).decision.requestId).toMatch(/^req_[0-9a-f]{16}$/);
     }
+    // a field that cannot be read (a getter): the id is read all the same
+    const getter = Object.defineProperty({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", requestId: "abc" }, "body", { get: () => ({}), enumerable: true });
+    const { decision } = evaluate(getter as never, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 });
+    expect([decision.status, decision.requestId, decision.body?.error.param]).toEqual([400, "req_abc", "body"]);
   });
 
   it("DESIGN §14: requests alike but for the roles, the credential's grants or its account access get two ids (they were answered 200 and 404 under one id; found by a black-box review)", () => {

@@ -86,6 +86,8 @@ describe("one copy of the shared code across entries", () => {
     expect(new redisEsm.RedisOverloadError(64) instanceof redisCjs.RedisOverloadError).toBe(true);
     expect(new redisEsm.RedisOverloadError(64) instanceof redisCjs.RedisTimeoutError).toBe(false);
     expect(new Error("x") instanceof esm.PolicyConfigError).toBe(false);
+    // not an object: false, never a TypeError
+    for (const value of [null, undefined, "x", 1] as unknown[] as object[]) expect(value instanceof esm.PolicyConfigError || value instanceof redisCjs.RedisTimeoutError).toBe(false);
     // the classes keep their names (a static method naming its class made the bundler rename it _PolicyConfigError)
     for (const [cls, name] of [
       [esm.PolicyConfigError, "PolicyConfigError"],

@@ -20,7 +20,9 @@ import { counting } from "../helpers.js";
 import { CLUSTER_STEP2 } from "../../../src/redis/scripts/cluster-step2.js";
 import { CLUSTER_UNDO } from "../../../src/redis/scripts/cluster-undo.js";
 import { OwnCluster } from "./own-cluster.js";
-import { retriedAcrossMidnight, skewedMidnightReleases } from "../midnight-release.js";
+import { MIDNIGHT, retriedAcrossMidnight, skewedMidnightReleases } from "../midnight-release.js";
+import { capKey } from "../../../src/store-keys.js";
+import type { ChargeRequest, PolicyStore } from "../../../src/store.js";
 
 const cluster = new OwnCluster();
 const closers: Array<() => unknown> = [];
@@ -216,6 +218,51 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     io ??= ioCluster();
     const p = prefix();
     expect(await retriedAcrossMidnight(new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), "cluster_retry")).toEqual([[false, ["dispatch"]], [true, []]]);
+    await cluster.cleanUp(p);
+  });
+
+  it("a send counted, its newsletter reset, then released: its key counts again on the retry, as in MemoryStore (the release also uncounts the member the reset moved aside; found by a mutation review)", async () => {
+    await ready;
+    io ??= ioCluster();
+    const p = prefix();
+    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(io), prefix: p, cluster: true }), clock: () => MIDNIGHT + 3_600_000 });
+    const who = { credential: owner("key_aside", "nl_aside"), roles: { nl_aside: "owner" } };
+    const send = () => policy.check(post("/articles/a_1/send", { newsletter: "nl_aside", idempotencyKey: "K" }), who);
+    const first = await send();
+    expect(first.charged.caps).toEqual(["dispatch"]);
+    await policy.reset({ newsletter: "nl_aside" });
+    expect(await policy.release(first)).toBe(false); // its day's count was cleared by the reset already
+    const retry = await send();
+    expect([retry.reason.replay === true, retry.charged.caps]).toEqual([false, ["dispatch"]]);
+    await cluster.cleanUp(p);
+  });
+
+  it("a key counted again on the next day by a host ahead, charged by a host behind toward another newsletter's cap (a hand-built ChargeRequest): a replay, the other cap looked up on the day after too (found by a mutation review)", async () => {
+    await ready;
+    io ??= ioCluster();
+    const p = prefix();
+    const inner = new RedisStore({ redis: ioCall(io), prefix: p, cluster: true });
+    let last: ChargeRequest | undefined;
+    const store: PolicyStore = {
+      charge: (request) => {
+        last = request;
+        return inner.charge(request);
+      },
+      release: (ticket, now) => inner.release(ticket, now),
+      read: (budgets, now) => inner.read(budgets, now),
+    };
+    const behind = createPolicy({ store, clock: () => MIDNIGHT - 10_000 });
+    const ahead = createPolicy({ store, clock: () => MIDNIGHT + 10_000 });
+    const who = { credential: owner("key_other", "nl_a"), roles: { nl_a: "owner" } };
+    const send = (policy: Policy) => policy.check(post("/articles/a_1/send", { newsletter: "nl_a", idempotencyKey: "K" }), who);
+    const first = await send(behind);
+    const asked = last!;
+    expect(await ahead.release(first)).toBe(true);
+    expect((await send(ahead)).charged.caps).toEqual(["dispatch"]); // counted again, on the new day
+    // the same request but for the cap: nl_b's (a dispatch cap's key names the newsletter only)
+    const other = { ...asked, id: "other", cap: { ...asked.cap!, key: capKey("dispatch", "", "nl_b") } };
+    const outcome = await inner.charge(other);
+    expect(outcome).toMatchObject({ kind: "charged", replay: true });
     await cluster.cleanUp(p);
   });
 
