@@ -197,7 +197,15 @@ function checkDetails(spec: OperationSpec, field: string): void {
  * `{name}`. Anything else could never match, and the operation would be refused as unknown.
  */
 function checkSegments(segments: readonly string[], field: string): void {
+  const params = new Set<string>();
   for (const segment of segments) {
+    // a parameter named twice: the policy judges one segment and the framework hands the handler the
+    // other (Express and Fastify give the last): /newsletters/{newsletter}/x/{newsletter} was
+    // judged on nl_1 and served nl_2 (found by a config review)
+    if (segment.startsWith("{")) {
+      if (params.has(segment)) throw new PolicyConfigError(field, `names the parameter ${segment} twice: a framework hands the handler one of them, the policy would judge the other`);
+      params.add(segment);
+    }
     if (segment === "") throw new PolicyConfigError(field, "has an empty segment");
     if (segment === "." || segment === "..") throw new PolicyConfigError(field, `has a "${segment}" segment, which no request path keeps`);
     // eslint-disable-next-line no-control-regex

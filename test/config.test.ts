@@ -403,6 +403,13 @@ describe("a config cannot take a request past a rule the spec states (found by a
     expect(() => defineConfig(defineConfig({}) as never)).toThrow(/already a compiled config/);
   });
 
+  it("a path that names a parameter twice throws naming its path: /newsletters/{newsletter}/x/{newsletter} was judged on the first newsletter while Express and Fastify hand the handler the second (found by a config review)", () => {
+    for (const path of ["/newsletters/{newsletter}/x/{newsletter}", "/reports/{report}/copies/{report}"]) {
+      expect(() => defineConfig({ operations: [{ id: "x", method: "GET", path, needs: "settings: read" }] })).toThrow(expect.objectContaining({ field: "operations[0].path", message: expect.stringContaining("twice") }));
+    }
+    expect(() => defineConfig({ operations: [{ id: "y", method: "GET", path: "/newsletters/{newsletter}/reports/{report}", needs: "insights: read" }] })).not.toThrow();
+  });
+
   it("a built-in replaced twice throws naming the second replacement's id (it named operations[0].method, as if the first were a new operation)", () => {
     expect(() => defineConfig({ operations: [{ id: "events.list", needs: "audience: write" } as never, { id: "events.list", needs: "audience: read" } as never] })).toThrow(
       expect.objectContaining({ field: "operations[1].id", message: expect.stringContaining("a second time (operations[0] replaces it already)") }),
