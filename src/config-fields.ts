@@ -29,7 +29,22 @@ const NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 export const DEFAULT_DOCS_URL = "https://docs.example.com/errors";
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  // a plain object (of any realm) or one without a prototype: a Map, a class instance or an object
+  // whose fields sit on its prototype would be read as empty, and the defaults would decide without
+  // a word (budgets: new Map(...) kept general at 600; found by a config review)
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/** What a value that is not a plain object is, for messages. */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value !== "object") return typeof value;
+  if (value instanceof Map) return "a Map (give a plain object)";
+  if (value instanceof Set) return "a Set";
+  return "an object that is not a plain one (a class instance, or fields on its prototype)";
 }
 /** Host typos fail loudly: a key the option does not know names itself (DESIGN §10). */
 export function knownKeys(value: Record<string, unknown>, field: string, known: readonly string[]): void {
@@ -43,7 +58,7 @@ export function knownKeys(value: Record<string, unknown>, field: string, known: 
 
 /** An object option, or a PolicyConfigError saying what it must be. */
 export function record(value: unknown, field: string, what: string): Record<string, unknown> {
-  if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`);
+  if (!isRecord(value)) throw new PolicyConfigError(field, `must be ${what}; got ${kindOf(value)}`);
   return value;
 }
 
@@ -65,7 +80,7 @@ export function wholeNumber(value: unknown, field: string, min: number, max = Nu
 
 /** Every budget in policy order: the built-in ones with the host's sizes, then the host's. */
 export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] {
-  if (options !== undefined && !isRecord(options)) throw new PolicyConfigError("budgets", "must be an object");
+  if (options !== undefined && !isRecord(options)) throw new PolicyConfigError("budgets", `must be an object; got ${kindOf(options)}`);
   // own names only: `constructor` or `__proto__` given by the host are its budgets' names, never the object prototype's
   const names = [...Object.keys(BUILT_IN_BUDGETS), ...Object.keys(options ?? {}).filter((n) => !Object.hasOwn(BUILT_IN_BUDGETS, n))];
   return names.map((name, order) => {
@@ -89,7 +104,7 @@ export function resolveBudgets(options: PolicyOptions["budgets"]): BudgetSpec[] 
 export function resolveRoles(options: PolicyOptions["roles"]): Map<string, Readonly<Record<Family, Level>>> {
   const roles = new Map(BUILT_IN_ROLES);
   if (options === undefined) return roles;
-  if (!isRecord(options)) throw new PolicyConfigError("roles", "must be an object of role name → family caps");
+  if (!isRecord(options)) throw new PolicyConfigError("roles", `must be an object of role name → family caps; got ${kindOf(options)}`);
   for (const [name, caps] of Object.entries(options)) {
     const builtIn = BUILT_IN_ROLES.find(([b]) => b === name)?.[1];
     // a name a user store may spell a built-in with (Editor, "editor ") would lift its cap (spec §5.6)
@@ -113,7 +128,7 @@ export function resolveRoles(options: PolicyOptions["roles"]): Map<string, Reado
 
 /** A role's caps per family, validated; a family left out is capped at `none`. */
 function roleCaps(name: string, caps: unknown): Readonly<Record<Family, Level>> {
-  if (!isRecord(caps)) throw new PolicyConfigError(`roles.${name}`, "must be an object of family → level");
+  if (!isRecord(caps)) throw new PolicyConfigError(`roles.${name}`, `must be an object of family → level; got ${kindOf(caps)}`);
   const resolved = {} as Record<Family, Level>;
   for (const family of FAMILIES) resolved[family] = "none";
   for (const [family, level] of Object.entries(caps)) {

@@ -403,6 +403,27 @@ describe("a config cannot take a request past a rule the spec states (found by a
     expect(() => defineConfig(defineConfig({}) as never)).toThrow(/already a compiled config/);
   });
 
+  it("a Map, a class instance or fields on a prototype where the config or plan limits ask for an object throw naming the field (they were read as empty: budgets as a Map kept general at 600, a dispatch cap at 25; found by a config review)", () => {
+    const cases: [PolicyOptions, string][] = [
+      [{ budgets: new Map([["general", { limit: 1, window: 60 }]]) as never }, "budgets"],
+      [{ caps: new Map([["dispatch", { limit: 1 }]]) as never }, "caps"],
+      [{ caps: { dispatch: new Map([["limit", 1]]) as never } }, "caps.dispatch"],
+      [{ roles: new Map([["analyst", { content: "read" }]]) as never }, "roles"],
+      [{ budgets: Object.create({ general: { limit: 1 } }) }, "budgets"],
+      [{ budgets: { general: new (class { limit = 1; window = 60; })() } }, "budgets.general"],
+    ];
+    for (const [options, field] of cases) expect(() => defineConfig(options), field).toThrow(expect.objectContaining({ field }));
+    expect(() => defineConfig({ budgets: new Map() as never })).toThrow(/got a Map/);
+    const state = { credential: key({ nl_1: { audience: "read" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 };
+    const read = { method: "GET", path: "/newsletters/nl_1/subscribers" };
+    expect(() => evaluate(read, { ...state, limits: new Map([["budgets", { audience: { limit: 1 } }]]) as never })).toThrow(expect.objectContaining({ field: "limits" }));
+    expect(() => evaluate(read, { ...state, limits: { budgets: new Map([["audience", { limit: 1 }]]) as never } })).toThrow(expect.objectContaining({ field: "limits.budgets" }));
+    // plain objects of every kind still read: frozen, without a prototype, JSON's
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { audience: Object.freeze({ limit: 7, window: 60 }) });
+    expect(defineConfig({ budgets: bare as never }).budgets.audience.limit).toBe(7);
+    expect(defineConfig(JSON.parse('{"budgets":{"audience":{"limit":8}}}') as PolicyOptions).budgets.audience.limit).toBe(8);
+  });
+
   it("a path that names a parameter twice throws naming its path: /newsletters/{newsletter}/x/{newsletter} was judged on the first newsletter while Express and Fastify hand the handler the second (found by a config review)", () => {
     for (const path of ["/newsletters/{newsletter}/x/{newsletter}", "/reports/{report}/copies/{report}"]) {
       expect(() => defineConfig({ operations: [{ id: "x", method: "GET", path, needs: "settings: read" }] })).toThrow(expect.objectContaining({ field: "operations[0].path", message: expect.stringContaining("twice") }));
