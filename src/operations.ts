@@ -128,7 +128,12 @@ function checkReplacement(spec: OperationSpec, builtIn: OperationSpec, field: st
 export function checkReplacements(entries: readonly OperationEntry[]): void {
   for (const entry of entries) {
     if (entry.replaces !== undefined) checkReplacement(entry.spec, entry.replaces, entry.field);
-    else if (!isBuiltIn(entry) && entry.spec.needs === "account: read" && entry.spec.path.split("/").includes("{newsletter}")) {
+    else if (!isBuiltIn(entry) && entry.spec.needs === undefined && (entry.spec.path.split("/").includes("{newsletter}") || entry.spec.cap !== undefined)) {
+      // fail closed (DESIGN §11): a newsletter's operation without a permission let a credential
+      // minted for that newsletter with no family at all through, and spend its daily cap (found
+      // by a config review); every built-in one names its permission
+      throw new PolicyConfigError(`${entry.field}.needs`, `is required for an operation on a newsletter's resource (${entry.spec.path}${entry.spec.cap === undefined ? "" : `, with the ${entry.spec.cap} cap`}): name the family and level it needs, e.g. "content: read"`);
+    } else if (!isBuiltIn(entry) && entry.spec.needs === "account: read" && entry.spec.path.split("/").includes("{newsletter}")) {
       throw new PolicyConfigError(`${entry.field}.needs`, `is account: read on a newsletter's path (${entry.spec.path}): a newsletter's operation needs a family's permission there (spec §2, §5), so that the newsletter and the owner's role are checked`);
     }
   }

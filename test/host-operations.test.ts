@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import { defineConfig, emptyUsage, evaluate, type Credential } from "../src/index.js";
 import { T0 } from "./fixtures.js";
 
-describe("a host operation with a daily cap and no stated permission (DESIGN §8, §11; spec §8 daily caps)", () => {
-  const config = defineConfig({ docsUrl: "https://example.com/errors", budgets: { general: { limit: 1000, window: 60 }, write: { limit: 1000, window: 60 } }, operations: [{ id: "posts.blast", method: "POST", path: "/posts/{post}/blast", cap: "dispatch" }] });
+describe("a host operation with a daily cap off a {newsletter} path (DESIGN §8, §11; spec §8 daily caps)", () => {
+  const config = defineConfig({ docsUrl: "https://example.com/errors", budgets: { general: { limit: 1000, window: 60 }, write: { limit: 1000, window: 60 } }, operations: [{ id: "posts.blast", method: "POST", path: "/posts/{post}/blast", cap: "dispatch", needs: "content: write" }] });
   const credential: Credential = { id: "key_blast", kind: "api_key", newsletters: { nl_1: { content: "write" } } };
   const blast = (i: number, newsletter?: string) => ({ method: "POST", path: `/posts/p_${i}/blast`, ...(newsletter !== undefined && { newsletter }) });
 
@@ -23,6 +23,17 @@ describe("a host operation with a daily cap and no stated permission (DESIGN §8
     expect(decisions[0]!.charged.caps).toEqual(["dispatch"]);
     expect(decisions.map((d) => d.status).slice(-3)).toEqual([200, 429, 429]);
     expect(decisions[25]!.body?.error.message).toMatch(/daily/);
+  });
+
+  it("without a stated permission it is refused as a config mistake (DESIGN §11 fails closed): a credential minted for the newsletter with no family at all spent its cap, and a {newsletter} operation without needs let it read (found by a config review)", () => {
+    for (const op of [
+      { id: "posts.blast", method: "POST", path: "/posts/{post}/blast", cap: "dispatch" },
+      { id: "drafts", method: "GET", path: "/newsletters/{newsletter}/drafts" },
+    ] as const) {
+      expect(() => defineConfig({ operations: [op] })).toThrow(expect.objectContaining({ field: "operations[0].needs" }));
+    }
+    // an operation on no newsletter needs no permission (a credential is enough), as GET /rate-limit
+    expect(() => defineConfig({ operations: [{ id: "ping", method: "GET", path: "/ping" }] })).not.toThrow();
   });
 
   it("a newsletter the credential does not reach, or none at all, is 404 (DESIGN §8), not allowed", () => {
