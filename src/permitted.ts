@@ -7,6 +7,7 @@ import { resolveConfig, type PolicyConfig } from "./config.js";
 import type { CompiledOperation } from "./operations.js";
 import type { PolicyOptions } from "./config-types.js";
 import { assertCredential, assertRoles } from "./host-input.js";
+import { PolicyConfigError } from "./errors.js";
 import type { Method } from "./catalogue.js";
 import { plan, type Plan } from "./plan.js";
 import type { PolicyRequest, Requirement, Roles, Who } from "./types.js";
@@ -131,6 +132,8 @@ export function permitted(who: Who, newsletter: string, config?: PolicyConfig | 
   const resolved = resolveConfig(config);
   assertCredential(who?.credential);
   assertRoles(who.roles);
+  // the host names the newsletter it asks about: anything but an id is its mistake (undefined asked about nothing; found by a review)
+  if (typeof newsletter !== "string" || newsletter === "") throw new PolicyConfigError("newsletter", `must be a newsletter id (a non-empty string); got ${newsletter === "" ? "an empty string" : typeof newsletter}`);
   const { credential } = who;
   const roles = roleAskedOnce(who.roles, newsletter);
   const ask = (op: CompiledOperation, query = ""): Plan => plan(resolved, probe(op, newsletter, query), credential, roles);

@@ -9,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import { defineConfig, type PolicyConfig } from "../config.js";
 import type { PolicyOptions } from "../config-types.js";
 import { CliError } from "./cli-error.js";
+import { PolicyConfigError } from "../errors.js";
 
 /**
  * Loads and validates a config file.
@@ -43,5 +44,12 @@ export async function loadConfig(path: string | undefined): Promise<PolicyConfig
     throw new CliError(`${path}: a config file is .json, .js, .mjs or .cjs; got "${ext || "no extension"}"`);
   }
   if (typeof options !== "object" || options === null) throw new CliError(`${path}: must hold (or export as default or "config") the options object of defineConfig`);
-  return defineConfig(options as PolicyOptions);
+  try {
+    return defineConfig(options as PolicyOptions);
+  } catch (error) {
+    // a PolicyConfigError names the field (the CLI prints it, exit 2); anything else the options
+    // threw as they were read (a getter) is the file's mistake too, not a crash (found by a review)
+    if (error instanceof PolicyConfigError) throw error;
+    throw new CliError(`${path}: its options could not be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }

@@ -164,7 +164,8 @@ async function readTrace(path: string): Promise<TraceLine[]> {
     throw new CliError(`${path}: ${error.message}`);
   });
   try {
-    return parseTrace(text.split("\n"));
+    // a byte-order mark (a file saved on Windows) is not part of the first line
+    return parseTrace((text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n"));
   } catch (error) {
     throw new CliError(`${path}: ${(error as Error).message}`);
   }

@@ -155,6 +155,24 @@ describe("npx newsletter-policy replay", () => {
     const relative = await cli(["explain", "--grants", "content:read", "GET", "newsletters/nl_1/articles"]);
     expect(relative.code).toBe(2);
     expect(relative.stderr).toContain('PATH must start with "/"');
+    // found by a tools review: options whose getter throws ended in a stack trace (exit 1)
+    const getter = join(dir, "getter.mjs");
+    writeFileSync(getter, 'export default { get budgets() { throw new Error("getter boom"); } };\n');
+    const read = await cli(["permissions", "--config", getter]);
+    expect(read.code).toBe(2);
+    expect(read.stderr).toContain("getter boom");
+    expect(read.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("a trace saved with a byte-order mark (Windows) replays as without one (it was 'trace line 1: not JSON'; found by a tools review)", async () => {
+    const trace = join(dir, "bom.jsonl");
+    writeFileSync(trace, "\uFEFF" + readFileSync("examples/trace.jsonl", "utf8"));
+    const withMark = await cli(["replay", trace, "--json"]);
+    const without = await cli(["replay", "examples/trace.jsonl", "--json"]);
+    expect(withMark.code).toBe(0);
+    const { trace: _a, ...marked } = JSON.parse(withMark.stdout) as { trace: string };
+    const { trace: _b, ...plain } = JSON.parse(without.stdout) as { trace: string };
+    expect(marked).toEqual(plain);
   });
 
   it("a host mistake the library finds in a trace line (a role that is not a name, a time past a Date's range) names the line; the message carries the library's name once (found by a black-box review)", async () => {

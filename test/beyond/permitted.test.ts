@@ -10,6 +10,13 @@ const key = (grants: Credential["newsletters"][string], account = false): Creden
 const op = (p: Permissions, id: string) => p.operations.find((o) => o.id === id)!;
 
 describe("permitted: what a credential may do on a newsletter (spec §2, §5, §7 insufficient_scope)", () => {
+  it("a newsletter that is not an id is the host's mistake: PolicyConfigError naming newsletter (undefined listed every operation; found by a tools review)", () => {
+    for (const newsletter of [undefined, 42, "", null]) {
+      expect(() => permitted({ credential: key({ content: "read" }), roles: { nl_1: "owner" } }, newsletter as never)).toThrow(expect.objectContaining({ field: "newsletter" }));
+    }
+    expect(permitted({ credential: key({ content: "read" }), roles: { nl_1: "owner" } }, "nl_1").view).toBe("reader");
+  });
+
   it("lists every catalogue operation, host operations included, in catalogue order", () => {
     const config = defineConfig({ budgets: { exports: { limit: 5, window: 60 } }, operations: [...EXTRA_OPERATIONS] });
     const p = permitted({ credential: key({ content: "write" }), roles: { nl_1: "owner" } }, "nl_1", config);
