@@ -43,4 +43,21 @@ export const idempotencyCases: readonly ScriptedCase[] = [
       expect(comparableOutcome(await charge(store, k.request(60_001, [g], { idempotency: k.key("k1", "POST /b", 60_000) })))).toMatchObject({ kind: "charged", replay: true });
     },
   },
+  {
+    title: "DESIGN §7: a released key that counts again is recorded afresh, for ttlMs from that use: its retry a day after the first use is a replay",
+    run: async (store, k) => {
+      const { start } = k;
+      const g = k.budget("general", 100, 60);
+      const HOUR = 3_600_000;
+      const send = (at: number) => k.send(at, [g], 1, "k1");
+      const first = send(0);
+      const counted = await charge(store, first);
+      expect(await store.release(k.ticket(first, counted), start + HOUR)).toBe(true);
+      expect(comparableOutcome(await charge(store, send(2 * HOUR)))).toMatchObject({ kind: "charged", replay: false, counted: true });
+      // 25 h after the first use, 23 h after the use that counted again: a store that kept the
+      // first use's expiry forgets the key and counts the send again (found by a tools review: a
+      // store with that bug passed the suite in about half of the seeds)
+      expect(comparableOutcome(await charge(store, send(25 * HOUR)))).toMatchObject({ kind: "charged", replay: true, counted: false });
+    },
+  },
 ];
