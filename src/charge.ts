@@ -15,6 +15,8 @@ const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
  * the starts are numbers in place, not objects. Grown when a request has more budgets.
  */
 let STARTS = new Float64Array(8);
+/** Each open window's size as charged next (ms), by budget, beside {@link STARTS}. */
+let SIZES = new Float64Array(8);
 
 /**
  * Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). A window
@@ -37,16 +39,33 @@ export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, 
   return readOpen(tx, budget, now, -1);
 }
 
-/** {@link readWindow}, keeping the start of an open window at `STARTS[i]` (i ≥ 0). */
+/**
+ * {@link readWindow}, keeping the start of an open window at `STARTS[i]` and the size it is charged
+ * with next at `SIZES[i]` (i ≥ 0).
+ *
+ * A window ends at start + the size it was last charged with (`expiresAt`), whatever size it is read
+ * with: a plan that grew the window after it ended does not reopen it, and one that shrinks it does
+ * not end it early. Charged while open, it takes the larger of the two sizes. (It ended at the
+ * earlier of the two, so a credential whose requests carried two plans in turn, an hour's audience
+ * window and a second's, had the hour's window ended every second and its count started again: 594
+ * reads admitted in 10 s where the hour's plan allowed 100; found by a config review.)
+ */
 function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number, i: number): WindowReading {
   const record = tx.window(budget);
   const windowMs = budget.windowMs;
-  // ended by its size now, or by the size it was last charged with (a plan that grew the window after
-  // it ended does not reopen it: every store forgets a window when that size says it ended)
-  if (record === undefined || now >= record.start + windowMs || (record.expiresAt !== undefined && now >= record.expiresAt)) return NO_WINDOW;
-  const start = record.start > now + windowMs ? now : record.start;
-  if (i >= 0) STARTS[i] = start;
-  return { count: record.count, resetAt: (start > now ? now : start) + windowMs };
+  if (record === undefined) return NO_WINDOW;
+  // the size it was last charged with (a window kept before its end was: the size it is read with)
+  const charged = record.expiresAt === undefined ? windowMs : record.expiresAt - record.start;
+  if (!(now < record.start + charged)) return NO_WINDOW;
+  const ahead = record.start > now + windowMs;
+  const start = ahead ? now : record.start;
+  // re-based (see above): one window of the size it is read with, from now
+  const size = ahead ? windowMs : Math.max(windowMs, charged);
+  if (i >= 0) {
+    STARTS[i] = start;
+    SIZES[i] = size;
+  }
+  return { count: record.count, resetAt: (start > now ? now : start) + size };
 }
 
 /** Checks and charges one request inside a transaction. */
@@ -55,7 +74,10 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
   const n = budgets.length;
   // one list, sized once: the readings, then (when every budget has room) the windows as charged
   const windows = new Array<WindowReading>(n);
-  if (STARTS.length < n) STARTS = new Float64Array(n);
+  if (STARTS.length < n) {
+    STARTS = new Float64Array(n);
+    SIZES = new Float64Array(n);
+  }
   let spent = false;
   for (let i = 0; i < n; i++) {
     const b = budgets[i]!;
@@ -71,9 +93,11 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
     const budget = budgets[i]!;
     const w = windows[i]!;
     // a window starts at its first charge, and keeps the start readWindow read (see there)
-    const start = w.count === 0 ? now : STARTS[i]!;
-    tx.setWindow(budget, { start, count: w.count + 1 });
-    charged[i] = { count: w.count + 1, resetAt: (start > now ? now : start) + budget.windowMs };
+    const opened = w.count === 0;
+    const start = opened ? now : STARTS[i]!;
+    const size = opened ? budget.windowMs : SIZES[i]!;
+    tx.setWindow(budget, { start, count: w.count + 1, expiresAt: start + size });
+    charged[i] = { count: w.count + 1, resetAt: (start > now ? now : start) + size };
   }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };
 

@@ -247,7 +247,7 @@ export class MemoryStore implements PolicyStore {
   }
 
   private writeWindowOf(b: BudgetCharge, record: WindowRecord): void {
-    const expiresAt = record.start + b.windowMs;
+    const expiresAt = record.expiresAt ?? record.start + b.windowMs;
     const place = this.placeRead(b);
     // the common write: the window read, its end unmoved; no key parts, no budget id looked up
     if (place >= 0 && !this.windows.writeAt(place, record.start, record.count, expiresAt)) return;

@@ -87,7 +87,7 @@ export class SnapshotTx implements CounterTx {
   }
   setWindow(budget: BudgetCharge, record: WindowRecord): void {
     const key = budget.key;
-    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.start + budget.windowMs });
+    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.expiresAt ?? record.start + budget.windowMs });
     this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {

@@ -183,8 +183,9 @@ export interface WindowRecord {
   readonly start: number;
   readonly count: number;
   /**
-   * start + the window's size when it was last charged. A window ends at the earlier of this and
-   * start + the size it is read with: a plan that grows the window after it ended does not reopen it.
+   * start + the window's size when it was last charged: the window ends then, whatever size it is
+   * read with (a plan that grows it after it ended does not reopen it, one that shrinks it does not
+   * end it early); charged while open it takes the larger size (charge.ts `readOpen`).
    */
   readonly expiresAt?: number;
 }

@@ -77,13 +77,13 @@ if not spent then
       redis.call('PEXPIRE', key, math.max(1, math.ceil(reset - now)) + slack)
     else
       -- an open window keeps its start, however far ahead, and its expiry
-      local start = at[2 * i - 1]
-      count, reset = count + 1, (now < start and now or start) + win
+      local start, stored = at[2 * i - 1], at[2 * i] == win_text and win or (tonumber(at[2 * i]) or win)
+      count, reset = count + 1, (now < start and now or start) + math.max(stored, win)
       redis.call('HSET', key, 'c', num(count))
-      if at[2 * i] ~= win_text then
-        -- the plan changed the window's size: the window keeps its start and now ends at start + the new
-        -- size. Its key lives a whole window from now at least: start is the opener's clock and now
-        -- this host's, and a host ahead cut it short by their skew (found by a Redis drill)
+      if stored < win then
+        -- a plan grew the window (a smaller size keeps it: readWindow): it ends at start + the new size;
+        -- its key lives a window from now at least, start being the opener's clock and now this host's
+        -- (a host ahead cut it short by their skew; found by a Redis drill)
         redis.call('HSET', key, 'w', win_text)
         redis.call('PEXPIRE', key, math.max(1, math.ceil(math.max(win, start + win - now))) + slack)
       end

@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "71b5f0f7f8a1e03c31a6d91831a1e69a1947af44",
+  sha: "fe453e8718e742c1a11d711f0e8fe52c971d718a",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "1431a75a877092caed3c2b1f7366adffce407f71",
+  sha: "5c717bbed04b96293eb8997b302c1f4e11a87dc4",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -66,10 +66,11 @@ end
  * locals `count`, `reset` and `start` of its open window (`0, 0, nil` when none is open). `READ` and
  * the charge steps (charge-steps.ts) run this text.
  */
-export const OPEN_WINDOW = `-- mirrors readWindow (src/charge.ts): a window is open until start + window (fixed windows, DESIGN §4),
--- and no longer than start + the size it was last charged with ('w'; when it is this window's own text,
--- that test is the first one, and the text is not converted). Stamped after now, it keeps its start
--- however far ahead (hosts share this store: see security.md); its reset reads at most one window away
+export const OPEN_WINDOW = `-- mirrors readWindow (src/charge.ts): a window is open until start + the size it was last charged
+-- with ('w'; nil when it is this window's own text, which is then not converted), whatever size it is
+-- read with (fixed windows, DESIGN §4; another plan's smaller size does not end it early), and its
+-- reset is start + the larger size. Stamped after now, it keeps its start however far ahead (hosts
+-- share this store: see security.md); its reset reads at most one window of that size away
 local s, c, w = tonumber(r[1]), tonumber(r[2]), r[3] ~= win_text and tonumber(r[3]) or nil
 local count, reset, start = 0, 0, nil
-if s ~= nil and c ~= nil and now < s + win and (w == nil or now < s + w) then count, reset, start = c, (now < s and now or s) + win, s end`;
+if s ~= nil and c ~= nil and now < s + (w or win) then count, reset, start = c, (now < s and now or s) + math.max(w or win, win), s end`;

@@ -29,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "ece1959668c94146eabf5a7b3e4ca973a81db892",
+  sha: "5fc6e33f00644d76ddea9d51881180e1097a03a7",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */
