@@ -183,7 +183,11 @@ export function deepFreeze<T>(value: T): T {
 }
 
 /** The values a request sends for a query parameter, as the spec's filters read them: repeated or comma-separated, trimmed. */
-export function queryValuesOf(request: PolicyRequest, name: string): string[] {
+/**
+ * A query parameter's values, repeated or comma-separated, trimmed, empties dropped; `asSent` (what a
+ * reader's filter is judged on, spec §7 #4–#6) neither trims nor drops them: " sent " is not `sent`.
+ */
+export function queryValuesOf(request: PolicyRequest, name: string, asSent = false): string[] {
   let raw: string[];
   if (request.query !== undefined) {
     const value = Object.hasOwn(request.query, name) ? request.query[name] : undefined;
@@ -192,7 +196,10 @@ export function queryValuesOf(request: PolicyRequest, name: string): string[] {
     const at = request.path.indexOf("?");
     raw = at < 0 ? [] : new URLSearchParams(request.path.slice(at + 1)).getAll(name);
   }
-  return raw.flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+  const parts = raw.flatMap((v) => v.split(","));
+  // a name given with an empty list reads as one "" when judged as sent
+  if (asSent && parts.length === 0 && request.query !== undefined && Object.hasOwn(request.query, name) && request.query[name] !== undefined) return [""];
+  return asSent ? parts : parts.map((v) => v.trim()).filter((v) => v !== "");
 }
 
 /** JSON with object keys sorted at every level: two bodies are the same request exactly when these agree. */

@@ -186,7 +186,7 @@ describe("invariants: permissions (spec §2, §5, §7 insufficient_scope)", () =
           let want: { case: number; param: string; allowed: string[] | undefined } | undefined;
           for (const [name, rule] of Object.entries(a.op.filters ?? {})) {
             if (want !== undefined || !readOnly) break;
-            if (queryValuesOf(entry.request, name).some((v) => !rule.reader.includes(v))) {
+            if (queryValuesOf(entry.request, name, true).some((v) => !rule.reader.includes(v))) {
               want = { case: rule.specCase ?? (rule.reader.length === 0 ? 5 : 4), param: name, allowed: rule.reader.length === 0 ? undefined : [...rule.reader] };
             }
           }
