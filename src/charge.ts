@@ -52,15 +52,19 @@ export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, 
  */
 function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number, i: number): WindowReading {
   const record = tx.window(budget);
-  const windowMs = budget.windowMs;
   if (record === undefined) return NO_WINDOW;
-  // the size it was last charged with (a window kept before its end was: the size it is read with)
-  const charged = record.expiresAt === undefined ? windowMs : record.expiresAt - record.start;
-  if (!(now < record.start + charged)) return NO_WINDOW;
-  const ahead = record.start > now + windowMs;
-  const start = ahead ? now : record.start;
-  // re-based (see above): one window of the size it is read with, from now
-  const size = ahead ? windowMs : Math.max(windowMs, charged);
+  const windowMs = budget.windowMs;
+  const opened = record.start;
+  // its end by the size it was last charged with (a window kept before ends were: the size read with)
+  const end = record.expiresAt ?? opened + windowMs;
+  if (!(now < end)) return NO_WINDOW;
+  let start = opened;
+  let size = end - opened > windowMs ? end - opened : windowMs;
+  if (opened > now + windowMs) {
+    // re-based (see above): one window of the size it is read with, from now
+    start = now;
+    size = windowMs;
+  }
   if (i >= 0) {
     STARTS[i] = start;
     SIZES[i] = size;
