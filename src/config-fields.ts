@@ -107,8 +107,10 @@ export function resolveRoles(options: PolicyOptions["roles"]): Map<string, Reado
   if (!isRecord(options)) throw new PolicyConfigError("roles", `must be an object of role name → family caps; got ${kindOf(options)}`);
   for (const [name, caps] of Object.entries(options)) {
     const builtIn = BUILT_IN_ROLES.find(([b]) => b === name)?.[1];
-    // a name a user store may spell a built-in with (Editor, "editor ") would lift its cap (spec §5.6)
-    const plain = name.trim().toLowerCase();
+    // a name a user store may spell a built-in with (Editor, "editor ", a fullwidth or zero-width-
+    // spaced editor) would lift its cap (spec §5.6): compatibility forms and format characters fold
+    // away first (found by a config review; look-alikes from other scripts are not caught)
+    const plain = name.normalize("NFKC").replace(/\p{Cf}/gu, "").trim().toLowerCase();
     if (builtIn === undefined && (plain === "" || BUILT_IN_ROLES.some(([b]) => b === plain))) {
       throw new PolicyConfigError(`roles.${name}`, plain === "" ? "must be a role's name, not empty" : `differs from the built-in role "${plain}" only in case or spaces; give the owner the built-in name, or your role a name of its own`);
     }

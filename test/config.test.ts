@@ -424,6 +424,13 @@ describe("a config cannot take a request past a rule the spec states (found by a
     expect(defineConfig(JSON.parse('{"budgets":{"audience":{"limit":8}}}') as PolicyOptions).budgets.audience.limit).toBe(8);
   });
 
+  it("spec §5.6: a role named like a built-in but for compatibility forms or invisible characters (fullwidth, zero-width) throws, as Editor and 'editor ' do (found by a config review)", () => {
+    for (const name of ["ｅｄｉｔｏｒ", "editor\u200b", "\u200deditor", "EDITOR\u00ad", "Ｏｗｎｅｒ"]) {
+      expect(() => defineConfig({ roles: { [name]: { settings: "write" } } }), JSON.stringify(name)).toThrow(expect.objectContaining({ field: `roles.${name}` }));
+    }
+    expect(() => defineConfig({ roles: { editorial: { content: "read" } } })).not.toThrow();
+  });
+
   it("a path that names a parameter twice throws naming its path: /newsletters/{newsletter}/x/{newsletter} was judged on the first newsletter while Express and Fastify hand the handler the second (found by a config review)", () => {
     for (const path of ["/newsletters/{newsletter}/x/{newsletter}", "/reports/{report}/copies/{report}"]) {
       expect(() => defineConfig({ operations: [{ id: "x", method: "GET", path, needs: "settings: read" }] })).toThrow(expect.objectContaining({ field: "operations[0].path", message: expect.stringContaining("twice") }));
