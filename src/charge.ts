@@ -59,7 +59,8 @@ function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: numb
   const end = record.expiresAt ?? opened + windowMs;
   if (!(now < end)) return NO_WINDOW;
   let start = opened;
-  let size = end - opened > windowMs ? end - opened : windowMs;
+  const charged = end - opened;
+  let size = charged > windowMs ? charged : windowMs;
   if (opened > now + windowMs) {
     // re-based (see above): one window of the size it is read with, from now
     start = now;

@@ -73,25 +73,28 @@ const WARNED = Symbol.for("newsletter-policy.warned.docs_url_default");
 const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations", "onWarning"] as const;
 
 /**
- * The budgets as the options spell them, by name (`budgets.general.limit`), frozen: what
- * `defineConfig` hands back reads, and is given again (`defineConfig({ ...config, … })`), in the
- * shape it was written in. Without a prototype, as {@link rolesView}.
+ * Entries as a frozen object by name, without a prototype: `view[name]` is an entry or undefined,
+ * never `Object.prototype`'s `constructor` or `toString` (host code that checks a role name so would
+ * take those for roles; found by a review). On an object without a prototype, `__proto__` (a host's
+ * role may be named so) is an own property like any other.
  */
-export function budgetsView(budgets: readonly BudgetSpec[]): PolicyConfig["budgets"] {
-  const view: Record<string, Readonly<{ limit: number; window: number }>> = Object.create(null);
-  for (const b of budgets) view[b.name] = Object.freeze({ limit: b.limit, window: b.window });
-  return Object.freeze(view) as PolicyConfig["budgets"];
+function byName<T>(entries: Iterable<readonly [string, T]>): Readonly<Record<string, T>> {
+  const view: Record<string, T> = Object.create(null);
+  for (const [name, value] of entries) view[name] = value;
+  return Object.freeze(view);
 }
 
 /**
- * The roles by name, frozen, without a prototype: `config.roles[name]` is a role or undefined, never
- * `Object.prototype`'s `constructor` or `toString` (host code that checks a role name so would
- * take those for roles; found by a review). A host's role named `__proto__` is an own property.
+ * The budgets as the options spell them (`budgets.general.limit`): what `defineConfig` hands back
+ * reads, and is given again (`defineConfig({ ...config, … })`), in the shape it was written in.
  */
+export function budgetsView(budgets: readonly BudgetSpec[]): PolicyConfig["budgets"] {
+  return byName(budgets.map((b) => [b.name, Object.freeze({ limit: b.limit, window: b.window })] as const)) as PolicyConfig["budgets"];
+}
+
+/** Every role's caps by name (`config.roles.editor.settings`). */
 function rolesView(roles: ReadonlyMap<string, Readonly<Record<Family, Level>>>): PolicyConfig["roles"] {
-  const view: Record<string, Readonly<Record<Family, Level>>> = Object.create(null);
-  for (const [name, caps] of roles) Object.defineProperty(view, name, { value: caps, enumerable: true });
-  return Object.freeze(view) as PolicyConfig["roles"];
+  return byName(roles) as PolicyConfig["roles"];
 }
 
 /**

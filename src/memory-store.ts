@@ -246,8 +246,8 @@ export class MemoryStore implements PolicyStore {
     return -1;
   }
 
-  private writeWindowOf(b: BudgetCharge, record: WindowRecord): void {
-    const expiresAt = record.expiresAt ?? record.start + b.windowMs;
+  private writeWindowOf(b: BudgetCharge, record: WindowRecord & { readonly expiresAt: number }): void {
+    const expiresAt = record.expiresAt;
     const place = this.placeRead(b);
     // the common write: the window read, its end unmoved; no key parts, no budget id looked up
     if (place >= 0 && !this.windows.writeAt(place, record.start, record.count, expiresAt)) return;

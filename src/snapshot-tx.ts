@@ -85,9 +85,9 @@ export class SnapshotTx implements CounterTx {
     const key = budget.key;
     return checkedWindow(windowOf(this.usage, key, this.placeOfWindow(budget)), key);
   }
-  setWindow(budget: BudgetCharge, record: WindowRecord): void {
+  setWindow(budget: BudgetCharge, record: WindowRecord & { readonly expiresAt: number }): void {
     const key = budget.key;
-    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.expiresAt ?? record.start + budget.windowMs });
+    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.expiresAt });
     this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {

@@ -196,7 +196,8 @@ export interface WindowRecord {
  */
 export interface CounterTx {
   window(budget: BudgetCharge): WindowRecord | undefined;
-  setWindow(budget: BudgetCharge, record: WindowRecord): void;
+  /** Writes a budget's window; `runCharge` always gives its end (the window's size is its to decide). */
+  setWindow(budget: BudgetCharge, record: WindowRecord & { readonly expiresAt: number }): void;
   capCount(cap: CapCharge): number;
   addCapMember(cap: CapCharge, member: string): void;
   /** Removes a member; true when it was there. */

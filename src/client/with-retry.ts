@@ -82,8 +82,10 @@ function assertRetryOptions(options: WithRetryOptions): void {
   assertDelayOptions(options, RETRY_OPTIONS);
 }
 
-/** The names of {@link WithRetryOptions}: its own and those it hands to `retryDelay`. */
-const RETRY_OPTIONS: readonly string[] = ["dailyRetryAfter", "baseDelayMs", "maxBackoffMs", "random", "now", "maxWaitMs", "maxAttempts", "sleep", "idempotencyKey", "onRetry"];
+/** The options {@link withRetry} hands on to `retryDelay` (WithRetryOptions picks them from RetryDelayOptions). */
+const PASSED_ON = ["dailyRetryAfter", "baseDelayMs", "maxBackoffMs", "random", "now"] as const;
+/** The names of {@link WithRetryOptions}: those it hands on, and its own. */
+const RETRY_OPTIONS: readonly string[] = [...PASSED_ON, "maxWaitMs", "maxAttempts", "sleep", "idempotencyKey", "onRetry"];
 
 function isRequest(input: unknown): input is Request {
   return typeof Request !== "undefined" && input instanceof Request;
@@ -124,7 +126,7 @@ export function withRetry(fetch: FetchLike, options: WithRetryOptions = {}): Fet
   const newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
   // what retryDelay reads of the options (it refuses names it does not know)
   const delayOptions: RetryDelayOptions = {};
-  for (const name of ["dailyRetryAfter", "baseDelayMs", "maxBackoffMs", "random", "now"] as const) {
+  for (const name of PASSED_ON) {
     if (options[name] !== undefined) (delayOptions as Record<string, unknown>)[name] = options[name];
   }
 

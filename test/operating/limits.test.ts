@@ -125,7 +125,7 @@ describe.each(WAYS)("spec §8 budgets are defaults: the plan's limits (who.limit
     expect((await r.check(subscribers, as(small))).headers).toMatchObject({ "RateLimit-Remaining": "1", "RateLimit-Reset": "30" });
   });
 
-  it("two plans passed in turn for one credential, an hour's window and a second's: at most the hour's limit a window (594 of a plan of 100 were admitted in 10 s; found by a config review)", async () => {
+  it("spec §8 budgets per credential: two plans passed in turn for one credential, an hour's window and a second's: at most the hour's limit a window (594 of a plan of 100 were admitted in 10 s; found by a config review)", async () => {
     const r = runner(way);
     const hour: Limits = { budgets: { audience: { limit: 100, window: 3_600 } } };
     const second: Limits = { budgets: { audience: { limit: 1, window: 1 } } };

@@ -95,11 +95,11 @@ describe("hosts apart across midnight: each release uncounts its own day's charg
     ["MemoryStore", () => new MemoryStore()],
     ["RedisStore", () => new RedisStore({ redis: ioredisCall(redis), prefix: `${prefix}midnight:`, clock: "host" })],
   ] as const) {
-    it(`${name}: host A 10 s before midnight, host B 10 s after; A's send between the releases leaves B's release counting, and B its two sends of the day (B's release answered false and its failed send stayed counted: 200, 429)`, async () => {
+    it(`${name}: DESIGN §7 release: host A 10 s before midnight, host B 10 s after; A's send between the releases leaves B's release counting, and B its two sends of the day (B's release answered false and its failed send stayed counted: 200, 429)`, async () => {
       expect(await skewedMidnightReleases(makeStore(), name.toLowerCase())).toEqual([true, true, 200, 200]);
     });
 
-    it(`${name}: a send released by the host ahead and counted again there is a replay when the host behind retries it (the send runs twice in all, not three times)`, async () => {
+    it(`${name}: DESIGN §7 idempotency: a send released by the host ahead and counted again there is a replay when the host behind retries it (the send runs twice in all, not three times)`, async () => {
       expect(await retriedAcrossMidnight(makeStore(), `${name.toLowerCase()}_retry`)).toEqual([[false, ["dispatch"]], [true, []]]);
     });
   }

@@ -21,21 +21,31 @@ const alice = key({ nl_1: { audience: "read" } }, true, "key_probe");
 const who: Who = { credential: alice, roles: { nl_1: "owner" }, limits: { budgets: { audience: { limit: 2 } } } };
 const read = get("/newsletters/nl_1/subscribers");
 
-it("a reset whose first send comes back past its deadline is sent again and clears (Redis's clock stepped forward)", async () => {
-  const prefix = `reset-deadline:${process.pid}:a:`;
+/** Where RESET's deadline sits in an EVALSHA's arguments (sha, key count, keys, then ARGV 8). */
+const deadlineAt = (args: readonly string[]) => 2 + Number(args[1]) + 7;
+
+/**
+ * A policy over a RedisStore of its own prefix whose calls go to the shared Redis, a RESET call
+ * handed first to `onReset`: what it answers is the call's reply, undefined sends it on as it is.
+ */
+function policyOver(name: string, onReset: (args: string[], send: (args: string[]) => Promise<unknown>) => Promise<unknown> | undefined, options: { timeoutMs?: number; retries?: number } = {}) {
+  const prefix = `reset-deadline:${process.pid}:${name}:`;
   prefixes.push(prefix);
   const real = ioredisCall(redis);
+  const call: RedisCall = (command, args) => (args[0] === RESET.sha ? onReset(args, (a) => real(command, a)) : undefined) ?? real(command, args);
+  return createPolicy({ store: new RedisStore({ redis: call, prefix, ...options }), clock: () => T0 });
+}
+
+
+it("a reset whose first send comes back past its deadline is sent again and clears (Redis's clock stepped forward)", async () => {
   let tampered = false;
-  const call: RedisCall = (command, args) => {
-    if (!tampered && args[0] === RESET.sha) {
-      tampered = true;
-      const copy = args.slice();
-      copy[2 + Number(args[1]) + 7] = "1"; // a deadline long past
-      return real(command, copy);
-    }
-    return real(command, args);
-  };
-  const policy = createPolicy({ store: new RedisStore({ redis: call, prefix }), clock: () => T0 });
+  const policy = policyOver("a", (args, send) => {
+    if (tampered) return undefined;
+    tampered = true;
+    const copy = args.slice();
+    copy[deadlineAt(args)] = "1"; // a deadline long past
+    return send(copy);
+  });
   for (let i = 0; i < 2; i++) expect((await policy.check(read, who)).status).toBe(200);
   expect((await policy.check(read, who)).status).toBe(429);
   await policy.reset({ credential: alice });
@@ -44,19 +54,17 @@ it("a reset whose first send comes back past its deadline is sent again and clea
 });
 
 it("a reset that ran but whose reply was lost: the store's retry finds its mark and the reset succeeds", async () => {
-  const prefix = `reset-deadline:${process.pid}:b:`;
-  prefixes.push(prefix);
-  const real = ioredisCall(redis);
   let lost = false;
-  const call: RedisCall = (command, args) => {
-    if (!lost && args[0] === RESET.sha) {
+  const policy = policyOver(
+    "b",
+    (args, send) => {
+      if (lost) return undefined;
       lost = true;
-      void real(command, args);
+      void send(args);
       return new Promise(() => {}); // the reply never comes
-    }
-    return real(command, args);
-  };
-  const policy = createPolicy({ store: new RedisStore({ redis: call, prefix, timeoutMs: 150, retries: 1 }), clock: () => T0 });
+    },
+    { timeoutMs: 150, retries: 1 },
+  );
   for (let i = 0; i < 2; i++) expect((await policy.check(read, who)).status).toBe(200);
   await expect(policy.reset({ credential: alice })).resolves.not.toThrow();
   expect(lost).toBe(true);
@@ -64,15 +72,11 @@ it("a reset that ran but whose reply was lost: the store's retry finds its mark 
 });
 
 it("a store that only resets learns Redis's clock from the first reset's reply: the second carries a deadline", async () => {
-  const prefix = `reset-deadline:${process.pid}:c:`;
-  prefixes.push(prefix);
-  const real = ioredisCall(redis);
   const deadlines: string[] = [];
-  const call: RedisCall = (command, args) => {
-    if (args[0] === RESET.sha) deadlines.push(args[2 + Number(args[1]) + 7]!);
-    return real(command, args);
-  };
-  const policy = createPolicy({ store: new RedisStore({ redis: call, prefix }), clock: () => T0 });
+  const policy = policyOver("c", (args) => {
+    deadlines.push(args[deadlineAt(args)]!);
+    return undefined;
+  });
   await policy.reset({ credential: alice });
   await policy.reset({ credential: alice });
   expect(deadlines[0]).toBe("");

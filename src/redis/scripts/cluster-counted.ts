@@ -5,11 +5,16 @@
  */
 import { isOne, type Script, type ScriptCall } from "./script.js";
 
-/** `counted(base, prefix, days)`: a member starting with `prefix` is in a day's set of the cap `base`. */
+/**
+ * `counted(base, prefix, handed_on, day)`: a member starting with `prefix` is in a set of the cap
+ * `base` on the day the key's member was handed out (`handed_on`, '' when unknown), the day before
+ * `day`, `day` or the day after: a key lives 24 h, and a host ahead across midnight may have counted
+ * a released key again on its own day (found by a review). The one place the days are chosen.
+ */
 export const COUNTED = `
-local function counted(base, prefix, days)
-  local n = #prefix
-  for _, d in ipairs(days) do
+local function counted(base, prefix, handed_on, day)
+  local n, d0 = #prefix, tonumber(day)
+  for _, d in ipairs({ handed_on, tostring(d0 - 1), day, tostring(d0 + 1) }) do
     if d ~= '' then
       -- the day's set, and the members a reset moved aside (scripts/reset.ts): still charges the key made
       for _, set in ipairs({ base .. ':' .. d, base .. ':' .. d .. ':r' }) do
@@ -24,27 +29,23 @@ end
 `;
 
 /**
- * KEYS: 1 that cap key without the day. ARGV: 1 the key's member followed by '#', 2–5 days to look in.
+ * KEYS: 1 that cap key without the day. ARGV: 1 the key's member followed by '#', 2 the day it was
+ * handed out on, 3 the caller's day (`counted` looks around it).
  * Reply: 1 or 0.
  */
 export const CLUSTER_COUNTED: Script = {
   source: `-- KEYS and ARGV, named (countedCall in scripts/cluster-counted.ts builds them)
-local cap_key, key_prefix = KEYS[1], ARGV[1]
-local days = { ARGV[2], ARGV[3], ARGV[4], ARGV[5] }
+local cap_key, key_prefix, handed_on, day = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 ${COUNTED}
-if counted(cap_key, key_prefix, days) then return 1 end
+if counted(cap_key, key_prefix, handed_on, day) then return 1 end
 return 0
 `,
-  sha: "a56e4bfc7e42807fc3a5b7896e173d559ccf614d",
+  sha: "2e4f04604a140593667dcf3cadfb9ff9ea070595",
 };
 
-/**
- * Encodes a `CLUSTER_COUNTED` call: is the key whose member is `member` still counted in the cap
- * `capKey` on the day it was counted on, or the day before `day`, `day` or the day after (a host
- * ahead across midnight may have counted it again after a release)?
- */
+/** Encodes a `CLUSTER_COUNTED` call: is the key whose member is `member` still counted in the cap `capKey` (see {@link COUNTED})? */
 export function countedCall(capKey: string, member: string, countedOn: string, day: string): ScriptCall {
-  return { keys: [capKey], args: [`${member}#`, countedOn, String(Number(day) - 1), day, String(Number(day) + 1)] };
+  return { keys: [capKey], args: [`${member}#`, countedOn, day] };
 }
 
 /** Decodes a `CLUSTER_COUNTED` reply. */

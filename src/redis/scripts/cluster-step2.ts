@@ -36,18 +36,16 @@ local function done(kind, a)
 end
 local set = cap_key .. ':' .. day
 -- DESIGN §7: a key that already counted counts nothing more and is not refused by the cap. Its
--- charges are the members '<key member>#<call>' of the day it was counted on, the day before
--- today, today (a key lives 24 h), or the day after: a host ahead across midnight counts a released
--- key again on its day, which the record's day does not say (a host behind ran the retry a second
--- time; found by a review); a released one has left its set.
-if key_prefix ~= '' and counted(cap_key, key_prefix, { handed_on, tostring(tonumber(day) - 1), day, tostring(tonumber(day) + 1) }) then return done('c', '0') end
+-- charges are the members '<key member>#<call>' of the days around today (counted, in
+-- cluster-counted.ts); a released one has left its set.
+if key_prefix ~= '' and counted(cap_key, key_prefix, handed_on, day) then return done('c', '0') end
 local count = redis.call('SCARD', set)
 if count >= limit then return done('r', num(count)) end
 redis.call('SADD', set, member)
 redis.call('PEXPIRE', set, set_ttl)
 return done('c', '1')
 `,
-  sha: "6218c877e6c1a6e8c97bdbafd442d79907d3acc3",
+  sha: "c954a09774970135f8cfcfb0a895cfe5d02a16af",
 };
 
 
