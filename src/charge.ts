@@ -10,12 +10,13 @@ import type { ReleaseTicket } from "./types.js";
 const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
 
 /**
- * Each open window's kept start, by budget, as {@link runCharge} read them (for the charge that
- * follows the reads): the readings stay `{ count, resetAt }`, what a refusal's outcome holds, and
- * the starts are numbers in place, not objects. Grown when a request has more budgets.
+ * What {@link runCharge} read of each budget's window, by budget, as numbers in place (a reading
+ * object is made only for the outcome): its count, when it resets, its kept start and the size it
+ * is charged with next. Grown when a request has more budgets.
  */
+let COUNTS = new Float64Array(8);
+let RESETS = new Float64Array(8);
 let STARTS = new Float64Array(8);
-/** Each open window's size as charged next (ms), by budget, beside {@link STARTS}. */
 let SIZES = new Float64Array(8);
 
 /**
@@ -36,12 +37,19 @@ let SIZES = new Float64Array(8);
  * say): by the clock of the host reading it, the window it keeps may end up to that much later.
  */
 export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number): WindowReading {
-  return readOpen(tx, budget, now, -1);
+  return readOpen(tx, budget, now, 0) ? { count: COUNTS[0]!, resetAt: RESETS[0]! } : NO_WINDOW;
+}
+
+function grow(n: number): void {
+  COUNTS = new Float64Array(n);
+  RESETS = new Float64Array(n);
+  STARTS = new Float64Array(n);
+  SIZES = new Float64Array(n);
 }
 
 /**
- * {@link readWindow}, keeping the start of an open window at `STARTS[i]` and the size it is charged
- * with next at `SIZES[i]` (i ≥ 0).
+ * {@link readWindow} into the numbers at `i`: true when a window is open, its count, reset, kept
+ * start and next size then at `COUNTS[i]`, `RESETS[i]`, `STARTS[i]` and `SIZES[i]`.
  *
  * A window ends at start + the size it was last charged with (`expiresAt`), whatever size it is read
  * with: a plan that grew the window after it ended does not reopen it, and one that shrinks it does
@@ -50,59 +58,62 @@ export function readWindow(tx: Pick<CounterTx, "window">, budget: BudgetCharge, 
  * window and a second's, had the hour's window ended every second and its count started again: 594
  * reads admitted in 10 s where the hour's plan allowed 100; found by a config review.)
  */
-function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number, i: number): WindowReading {
+function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number, i: number): boolean {
   const record = tx.window(budget);
-  if (record === undefined) return NO_WINDOW;
+  if (record === undefined) return false;
   const windowMs = budget.windowMs;
   const opened = record.start;
   // its end by the size it was last charged with (a window kept before ends were: the size read with)
   const end = record.expiresAt ?? opened + windowMs;
-  if (!(now < end)) return NO_WINDOW;
+  if (!(now < end)) return false;
   let start = opened;
-  const charged = end - opened;
-  let size = charged > windowMs ? charged : windowMs;
+  // the size it ends by now, and the size it is charged with next (the larger)
+  let current = end - opened;
+  let size = current > windowMs ? current : windowMs;
   if (opened > now + windowMs) {
     // re-based (see above): one window of the size it is read with, from now
     start = now;
-    size = windowMs;
+    current = size = windowMs;
   }
-  if (i >= 0) {
-    STARTS[i] = start;
-    SIZES[i] = size;
-  }
-  return { count: record.count, resetAt: (start > now ? now : start) + size };
+  STARTS[i] = start;
+  SIZES[i] = size;
+  COUNTS[i] = record.count;
+  // when it ends unless charged: a charge grows it to `size`, a refusal or a read does not (a 429
+  // under a plan with a longer window said Retry-After 3590 of a window that ended 50 s later, and
+  // the request was allowed then; found by an operating review)
+  RESETS[i] = (start > now ? now : start) + current;
+  return true;
 }
 
 /** Checks and charges one request inside a transaction. */
 export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome {
   const { now, budgets } = request;
   const n = budgets.length;
-  // one list, sized once: the readings, then (when every budget has room) the windows as charged
-  const windows = new Array<WindowReading>(n);
-  if (STARTS.length < n) {
-    STARTS = new Float64Array(n);
-    SIZES = new Float64Array(n);
-  }
+  if (STARTS.length < n) grow(n);
   let spent = false;
   for (let i = 0; i < n; i++) {
     const b = budgets[i]!;
-    const w = readOpen(tx, b, now, i);
-    windows[i] = w;
-    if (w.count >= b.limit) spent = true;
+    if (!readOpen(tx, b, now, i)) COUNTS[i] = RESETS[i] = 0;
+    if (COUNTS[i]! >= b.limit) spent = true;
   }
+  // one list, sized once: the windows as read (a refusal), or as charged
+  const windows = new Array<WindowReading>(n);
   // DESIGN §2: a request refused because a budget is spent charges nothing
-  if (spent) return { kind: "budget_spent", windows };
+  if (spent) {
+    for (let i = 0; i < n; i++) windows[i] = { count: COUNTS[i]!, resetAt: RESETS[i]! };
+    return { kind: "budget_spent", windows };
+  }
 
   const charged = windows;
   for (let i = 0; i < n; i++) {
     const budget = budgets[i]!;
-    const w = windows[i]!;
-    // a window starts at its first charge, and keeps the start readWindow read (see there)
-    const opened = w.count === 0;
+    const count = COUNTS[i]!;
+    // a window starts at its first charge, and keeps the start readOpen read (see there)
+    const opened = count === 0;
     const start = opened ? now : STARTS[i]!;
     const size = opened ? budget.windowMs : SIZES[i]!;
-    tx.setWindow(budget, { start, count: w.count + 1, expiresAt: start + size });
-    charged[i] = { count: w.count + 1, resetAt: (start > now ? now : start) + size };
+    tx.setWindow(budget, start, count + 1, start + size);
+    charged[i] = { count: count + 1, resetAt: (start > now ? now : start) + size };
   }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };
 

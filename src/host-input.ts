@@ -4,7 +4,8 @@
  */
 import { PolicyConfigError } from "./errors.js";
 import { isThenable } from "./thenable.js";
-import type { Usage, UsageData } from "./snapshot.js";
+import { LAYOUT, type Usage, type UsageData } from "./snapshot.js";
+import { notASnapshot } from "./snapshot-check.js";
 import { MAX_TIME } from "./time.js";
 import type { Credential, Roles } from "./types.js";
 
@@ -94,6 +95,15 @@ export function assertUsage(usage: unknown): asserts usage is Usage {
   const u = usage as Partial<UsageData> | null;
   if (typeof u !== "object" || u === null || typeof u.windows !== "object" || typeof u.caps !== "object" || typeof u.keys !== "object") {
     throw new PolicyConfigError("usage", "must be a Usage snapshot: emptyUsage() or the usage an earlier evaluate returned");
+  }
+  // A layout or a kind of another shape was read as an empty snapshot: a spent budget and a spent
+  // cap answered 200 (a newer version's layout, `"2"`, `windows: []`; found by a black-box review).
+  // The records met on the way are checked as they are read (snapshot-check.ts, snapshot.ts slotOf).
+  const layout: unknown = u.layout;
+  if (layout !== undefined && layout !== LAYOUT) throw notASnapshot(`its layout is ${JSON.stringify(layout) ?? typeof layout}, where this version reads ${LAYOUT} (or none: a snapshot written before)`);
+  for (const kind of ["windows", "caps", "keys"] as const) {
+    const level: unknown = u[kind];
+    if (level === null || (Array.isArray(level) && level.length !== 16)) throw notASnapshot(`its ${kind} are not 16 buckets`);
   }
 }
 

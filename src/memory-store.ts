@@ -246,14 +246,13 @@ export class MemoryStore implements PolicyStore {
     return -1;
   }
 
-  private writeWindowOf(b: BudgetCharge, record: WindowRecord & { readonly expiresAt: number }): void {
-    const expiresAt = record.expiresAt;
+  private writeWindowOf(b: BudgetCharge, start: number, count: number, expiresAt: number): void {
     const place = this.placeRead(b);
     // the common write: the window read, its end unmoved; no key parts, no budget id looked up
-    if (place >= 0 && !this.windows.writeAt(place, record.start, record.count, expiresAt)) return;
+    if (place >= 0 && !this.windows.writeAt(place, start, count, expiresAt)) return;
     const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
     const id = this.windows.idOf(budget);
-    if (place < 0 && !this.windows.set(subject, id, record.start, record.count, expiresAt)) return;
+    if (place < 0 && !this.windows.set(subject, id, start, count, expiresAt)) return;
     // a new window, or its end moved: the wheel needs the end
     this.schedule(WINDOW + id, subject, expiresAt);
   }
@@ -261,7 +260,7 @@ export class MemoryStore implements PolicyStore {
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
   private readonly tx: CounterTx = {
     window: (b) => this.readWindowOf(b),
-    setWindow: (b, record) => this.writeWindowOf(b, record),
+    setWindow: (b, start, count, expiresAt) => this.writeWindowOf(b, start, count, expiresAt),
     capCount: (cap) => this.capDays.get(`${cap.key}\u0000${cap.day}`)?.members.size ?? 0,
     addCapMember: (cap, member) => {
       const dayKey = `${cap.key}\u0000${cap.day}`;

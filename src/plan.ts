@@ -137,15 +137,16 @@ function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, reque
 
 /** Reach (DESIGN §8: minted for the newsletter and a role there now), then permission and input. */
 function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request: NormalRequest, credential: Credential, roles: Roles): Plan {
-  const newsletter = op.newsletterAt >= 0 ? request.segments[op.newsletterAt] : request.newsletter;
+  const named = op.newsletterAt >= 0;
+  const newsletter = named ? request.segments[op.newsletterAt] : request.newsletter;
   const id = request.requestId;
-  if (newsletter === undefined) return planOf(config, op, id, newsletter, undefined, notFound(undefined, "unresolved"));
+  if (newsletter === undefined) return planOf(config, op, id, newsletter, undefined, notFound(undefined, "unresolved", named));
   const grants = Object.hasOwn(credential.newsletters, newsletter) ? credential.newsletters[newsletter] : undefined;
-  if (typeof grants !== "object" || grants === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "not_granted"));
+  if (typeof grants !== "object" || grants === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "not_granted", named));
   const role = roleOf(roles, newsletter);
-  if (role === undefined || role === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "no_role"));
+  if (role === undefined || role === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "no_role", named));
   const cap = typeof role === "string" ? config.roles.get(role) : undefined;
-  if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role"), undefined, "", typeof role === "string" ? role : undefined);
+  if (cap === undefined) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "unknown_role", named), undefined, "", typeof role === "string" ? role : undefined);
 
   const account = credential.account === true;
   // the levels as one number first: a plan handed out again needs no levels object

@@ -21,9 +21,13 @@ export interface Refusal {
 }
 
 /** DESIGN §8: the credential does not reach the newsletter (not minted for it, or no role there now). */
-export function notFound(newsletter: string | undefined, cause: "not_granted" | "no_role" | "unknown_role" | "unresolved"): Refusal {
-  // DESIGN §8: one answer for every cause, so that existence does not leak.
-  return { check: "reach", status: 404, code: "not_found", message: say.noReach(newsletter), reason: { rule: "no_reach", newsletter, cause } };
+export function notFound(newsletter: string | undefined, cause: "not_granted" | "no_role" | "unknown_role" | "unresolved", named: boolean): Refusal {
+  // DESIGN §8: one answer for every cause, so that existence does not leak. The message names the
+  // newsletter only when the client named it (in the path): one the host resolved from an article,
+  // subscriber or tag id is not the client's to learn. Naming it told a key of nl_2 that article
+  // a_9 exists and belongs to nl_1, where an unknown id read "The resource was not found." (found
+  // by an adapter review). `reason` names it either way, for the host's logs.
+  return { check: "reach", status: 404, code: "not_found", message: say.noReach(named ? newsletter : undefined), reason: { rule: "no_reach", newsletter, cause } };
 }
 
 /** A 403 of spec §7's table: its case number, what was needed and what the credential holds. */

@@ -196,6 +196,19 @@ function parsePath(rawPath: string): PathRead {
   return { segments, path, query: readQueryString(text) };
 }
 
+/**
+ * A request path's segments as the policy judges them: split at "/", each percent-decoded once,
+ * without the query string; undefined when the policy refuses the path (400). The adapters hand
+ * them to a `newsletter` resolver: an id looked up as the client spelt it (`x%41`) is not the id the
+ * policy judges and the handler's route parameter holds (`xA`), and a resolver that split the raw
+ * URL charged the send of nl_1's article to nl_2's grant and cap (found by an adapter review).
+ */
+export function judgedSegments(rawPath: string): readonly string[] | undefined {
+  if (!rawPath.startsWith("/") || rawPath.length > MAX_PATH) return undefined;
+  const read = readPath(rawPath);
+  return "segments" in read ? read.segments : undefined;
+}
+
 function readPath(rawPath: string): PathRead {
   if (rawPath.length > RECENT_PATH_LENGTH) return parsePath(rawPath);
   let read = recentPaths.get(rawPath);

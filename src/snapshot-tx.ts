@@ -85,9 +85,9 @@ export class SnapshotTx implements CounterTx {
     const key = budget.key;
     return checkedWindow(windowOf(this.usage, key, this.placeOfWindow(budget)), key);
   }
-  setWindow(budget: BudgetCharge, record: WindowRecord & { readonly expiresAt: number }): void {
+  setWindow(budget: BudgetCharge, start: number, count: number, expiresAt: number): void {
     const key = budget.key;
-    const stored: SnapshotWindow = Object.freeze({ start: record.start, count: record.count, expiresAt: record.expiresAt });
+    const stored: SnapshotWindow = Object.freeze({ start, count, expiresAt });
     this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {

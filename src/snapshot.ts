@@ -199,11 +199,20 @@ export function own<T>(record: Readonly<Record<string, T>> | undefined, key: str
 /** Slot `i` of a level: undefined when empty (absent, or an empty object). */
 export function slotOf<X>(level: Level<X> | undefined, i: number): X | undefined {
   if (level === undefined) return undefined;
-  const value = Array.isArray(level) ? (level as readonly X[])[i] : own(level as Readonly<Record<string, X>>, DIGITS[i]!);
+  let value: X | undefined;
+  if (Array.isArray(level)) {
+    // nothing this library writes (below): a level of another length was read as empty buckets
+    if (level.length !== 16) throw new TypeError(`a level of the snapshot holds ${level.length} buckets, not 16`);
+    value = (level as readonly X[])[i];
+  } else value = own(level as Readonly<Record<string, X>>, DIGITS[i]!);
   // the engine's own slots first: its empty object, or an array (a level, branch or leaf: never empty)
   if (value === NO_RECORDS) return undefined;
   if (Array.isArray(value)) return value;
-  return value === undefined || value === null || isEmpty(value) ? undefined : value;
+  if (value === undefined) return undefined;
+  if (typeof value === "object" && value !== null) return isEmpty(value) ? undefined : value;
+  // nothing this library writes: a null or a number was read as an empty bucket, and a spent budget
+  // as room (found by a black-box review); the callers report it as the snapshot's (snapshot-check.ts)
+  throw new TypeError(`a bucket of the snapshot is ${value === null ? "null" : typeof value}, not records`);
 }
 
 /** An empty object (an empty slot, or a leaf with no records); never an array. */
@@ -233,7 +242,10 @@ function isBranch<T>(node: BucketNode<T> | undefined): node is readonly BucketNo
 
 /** The record under `key` in a leaf (pairs, or an older snapshot's object). */
 function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined {
-  if (!Array.isArray(leaf)) return own(leaf as Readonly<Record<string, T>> | undefined, key);
+  if (!Array.isArray(leaf)) {
+    if (leaf !== undefined && (typeof leaf !== "object" || leaf === null)) throw new TypeError(`a bucket of the snapshot is ${leaf === null ? "null" : typeof leaf}, not records`);
+    return own(leaf as Readonly<Record<string, T>> | undefined, key);
+  }
   const pairs = leaf as Pairs<T>;
   const end = pairsEnd(pairs);
   for (let i = 0; i < end; i += 2) if (pairs[i] === key) return pairs[i + 1] as T;

@@ -196,8 +196,11 @@ export interface WindowRecord {
  */
 export interface CounterTx {
   window(budget: BudgetCharge): WindowRecord | undefined;
-  /** Writes a budget's window; `runCharge` always gives its end (the window's size is its to decide). */
-  setWindow(budget: BudgetCharge, record: WindowRecord & { readonly expiresAt: number }): void;
+  /**
+   * Writes a budget's window: its start, count and end; `runCharge` always gives the end (the
+   * window's size is its to decide). Numbers, not a record: MemoryStore keeps them as numbers.
+   */
+  setWindow(budget: BudgetCharge, start: number, count: number, expiresAt: number): void;
   capCount(cap: CapCharge): number;
   addCapMember(cap: CapCharge, member: string): void;
   /** Removes a member; true when it was there. */

@@ -82,6 +82,45 @@ describe("DESIGN §10: a tampered snapshot is a PolicyConfigError naming usage, 
     expect(result).toBeInstanceOf(PolicyConfigError);
   });
 
+  it("a layout this version does not write, or kinds of another shape, are PolicyConfigError naming usage: never read as an empty snapshot (a spent budget and a spent cap answered 200; found by a black-box review)", () => {
+    const parsed = JSON.parse(json) as Record<string, unknown>;
+    // two sends: the cap of 2 spent, general not (a send past a spent general never reads the cap)
+    let sent = emptyUsage();
+    for (let i = 0; i < 2; i++) sent = step(send(i), sent).usage;
+    const capsSpent = JSON.parse(JSON.stringify(sent)) as Record<string, unknown>;
+    const sixteen = (slot: unknown): unknown[] => Array.from({ length: 16 }, () => slot);
+    const cases: [string, Record<string, unknown>][] = [
+      ["layout 99 (a newer version's)", { layout: 99 }],
+      ['layout "2"', { layout: "2" }],
+      ["layout null", { layout: null }],
+      ["layout 1", { layout: 1 }],
+      ["windows []", { windows: [] }],
+      ["windows of 16 nulls", { windows: sixteen(null) }],
+      ["windows of 16 numbers", { windows: sixteen(7) }],
+      ["windows of 16 short levels", { windows: sixteen([]) }],
+      ["windows of 16 levels of nulls", { windows: sixteen(sixteen(null)) }],
+      ["caps []", { caps: [] }],
+      ["caps of 16 nulls", { caps: sixteen(null) }],
+      ["windows null", { windows: null }],
+    ];
+    for (const [name, change] of cases) {
+      const usage = { ...("caps" in change ? capsSpent : parsed), ...change } as unknown as Usage;
+      for (const request of "caps" in change ? [send(9)] : [me, send(9)]) {
+        let thrown: unknown;
+        try {
+          const { decision } = step(request, usage);
+          expect(decision.allowed, name).toBe(false);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown, name).toBeInstanceOf(PolicyConfigError);
+        expect((thrown as PolicyConfigError).field, name).toBe("usage");
+      }
+    }
+    // the snapshot as stored, and one written before layouts (no layout field), are read
+    expect(step(me, JSON.parse(json) as Usage).decision.status).toBe(429);
+  });
+
   it("a leaf of an odd length, a bucket nested 100 000 deep, a seq as text: PolicyConfigError, never a TypeError or RangeError", () => {
     const parsed = JSON.parse(json) as { windows: unknown[]; seq: unknown };
     // a leaf of pairs with its last record cut off

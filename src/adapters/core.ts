@@ -4,7 +4,7 @@
  * query, headers and body, and how it answers; everything else is here. Imports no `node:` module,
  * so it runs on any runtime with the Fetch API.
  */
-import { BOTH_QUERIES } from "../request.js";
+import { BOTH_QUERIES, judgedSegments } from "../request.js";
 import { holdsOwnParameters } from "../query.js";
 import { PolicyConfigError } from "../errors.js";
 import type { Policy } from "../policy-types.js";
@@ -34,8 +34,11 @@ export interface AdapterOptions<Req, Replay> {
    * The newsletter that owns the resource of a path without `{newsletter}` (`/articles/{article}/send`,
    * `/subscribers/{subscriber}`, `/tags/{tag}/subscribers`); `undefined` when unknown, which the
    * policy answers `not_found`. A throw goes to the framework's error handling, like `who`.
+   * `target.segments` are the path's segments as the policy judges them and the framework's route
+   * parameters hold them (percent-decoded): look the id up there, not in the raw URL. Not called
+   * for a path the policy refuses (400).
    */
-  newsletter?: (req: Req) => string | undefined | Promise<string | undefined>;
+  newsletter?: (req: Req, target: ResourceTarget) => string | undefined | Promise<string | undefined>;
   /**
    * Told of every decision, allowed or refused, for logs and metrics. It may be async. A throw or a
    * rejection never breaks the request (the decision has been charged by then, so the request goes
@@ -52,6 +55,15 @@ export interface AdapterOptions<Req, Replay> {
   onReplay?: Replay;
 }
 
+/** The path a `newsletter` resolver is asked about, as the policy judges it. */
+export interface ResourceTarget {
+  /**
+   * The path's segments, percent-decoded, without the query string (and, in Express, below the
+   * mount point): `/articles/x%41/send` → `["articles", "xA", "send"]`.
+   */
+  readonly segments: readonly string[];
+}
+
 /** What an adapter reads off its framework's request. */
 export interface Incoming {
   method: string;
@@ -62,6 +74,11 @@ export interface Incoming {
   /** A request header by lower-case name. */
   header: (name: string) => string | string[] | undefined;
   body?: unknown;
+  /**
+   * Reads the body, for an adapter that parses it itself (Hono): called after `who` and
+   * `newsletter`, so that a request without a credential makes the server read nothing.
+   */
+  readBody?: () => Promise<unknown>;
 }
 
 /** What the adapter does next. */
@@ -167,7 +184,9 @@ export function holdMethod(req: { method?: string | undefined }, judged: string)
  */
 export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Req, incoming: Incoming): Promise<Outcome> {
   const who = await options.who(req);
-  const newsletter = options.newsletter === undefined ? undefined : await options.newsletter(req);
+  const segments = options.newsletter === undefined ? undefined : judgedSegments(incoming.path);
+  const newsletter = segments === undefined ? undefined : await options.newsletter!(req, { segments });
+  const body = incoming.readBody === undefined ? incoming.body : await incoming.readBody();
   const request: PolicyRequest & { [BOTH_QUERIES]?: true } = {
     method: incoming.method,
     path: incoming.path,
@@ -178,7 +197,7 @@ export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Re
     // the raw query string in `path`, which holds the same parameters and is judged as every common
     // parser reads it
     ...(incoming.query !== undefined && holdsOwnParameters(incoming.query) && { query: incoming.query as PolicyRequest["query"] }),
-    ...(incoming.body !== undefined && { body: incoming.body }),
+    ...(body !== undefined && { body }),
   };
   const idempotencyKey = single(incoming.header("idempotency-key"));
   if (idempotencyKey !== undefined) request.idempotencyKey = idempotencyKey;

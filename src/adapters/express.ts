@@ -4,7 +4,7 @@
  */
 import type { Request, RequestHandler, Response } from "express";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, earlierDecision, holdMethod, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, holdMethod, isReplay, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions, type ResourceTarget } from "./core.js";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -36,7 +36,7 @@ export type ExpressPolicyOptions = AdapterOptions<Request, ExpressReplay>;
  * @throws PolicyConfigError when an option is missing or of the wrong kind, naming it.
  * @example
  * app.use(express.json());
- * app.use(newsletterPolicy({ policy, who: (req) => authenticate(req), newsletter: (req) => owner(req.path) }));
+ * app.use(newsletterPolicy({ policy, who: (req) => authenticate(req), newsletter: (_req, { segments }) => owner(segments) }));
  * app.get("/newsletters/:id/articles", (req, res) => res.json(list(req.params.id, res.locals.decision.view)));
  */
 export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler {
@@ -79,4 +79,4 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
 }
 
 export { isReplay };
-export type { AdapterOptions };
+export type { AdapterOptions, ResourceTarget };

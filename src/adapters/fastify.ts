@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, originForm, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, isReplay, originForm, rateLimitAnswer, releaser, releaseWhenFailed, sendFailed, type AdapterOptions, type ResourceTarget } from "./core.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -64,7 +64,15 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
       if (reply.sent) return reply;
     }
     request.decision = outcome.decision;
-    if (outcome.decision.release !== undefined) releases.set(request, releaser(options.policy, outcome.decision));
+    // on the raw response too: a handler that takes the response over (`reply.hijack()`) skips
+    // onSend, and its answer went out without them and, failed, without the release (two failed
+    // sends spent a cap of 2; found by an adapter review)
+    for (const [name, value] of Object.entries(outcome.decision.headers)) reply.raw.setHeader(name, value);
+    if (outcome.decision.release !== undefined) {
+      const release = releaser(options.policy, outcome.decision);
+      releases.set(request, release);
+      releaseWhenFailed(reply.raw, release);
+    }
     return undefined;
   });
 
@@ -89,4 +97,4 @@ Object.assign(plugin, { [Symbol.for("skip-override")]: true, [Symbol.for("fastif
 export const newsletterPolicy = plugin;
 
 export { isReplay };
-export type { AdapterOptions };
+export type { AdapterOptions, ResourceTarget };

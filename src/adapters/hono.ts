@@ -4,7 +4,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, isReplay, rateLimitAnswer, releaser, sendFailed, type AdapterOptions, type ResourceTarget } from "./core.js";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -37,10 +37,31 @@ function rawPath(url: string): string {
   return end < 0 ? url.slice(start) : url.slice(start, end);
 }
 
-async function jsonBody(c: Context): Promise<unknown> {
-  if (c.req.method === "GET" || c.req.method === "HEAD" || !/\bjson\b/i.test(c.req.header("content-type") ?? "")) return undefined;
-  // Hono caches the parsed body: the handler can still call c.req.json()
-  return c.req.json().catch(() => undefined);
+const UTF8 = new TextDecoder();
+
+/**
+ * The body as the handler's `c.req.json()` reads it: Hono parses any body as JSON, whatever its
+ * Content-Type, so the policy judges it whatever the Content-Type too (a body sent as text/plain
+ * was not judged, and the same Idempotency-Key with another body was answered as a replay, not a
+ * conflict; found by an adapter review). A body that is not JSON is judged as its text (an
+ * Idempotency-Key binds it); none, or an empty one, as no body. Read as bytes, which Hono keeps for
+ * the handler: `c.req.json()`, `text()`, `parseBody()` and `arrayBuffer()` still read it, unchanged.
+ */
+async function requestBody(c: Context): Promise<unknown> {
+  if (c.req.method === "GET" || c.req.method === "HEAD") return undefined;
+  let bytes: ArrayBuffer;
+  try {
+    bytes = await c.req.arrayBuffer();
+  } catch {
+    return undefined; // no body to read (the client went away): the handler reads none either
+  }
+  if (bytes.byteLength === 0) return undefined;
+  const text = UTF8.decode(bytes);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** `response` with the headers it lacks; a copy when its headers are immutable (a Response from fetch). */
@@ -89,7 +110,9 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
       path,
       query: c.req.queries(),
       header: (name) => c.req.header(name),
-      body: await jsonBody(c),
+      // read once `who` has answered: a request without a credential makes the server read no body
+      // (it read and parsed one of 150 MB before `who` could refuse it; found by an adapter review)
+      readBody: () => requestBody(c),
     });
     const { headers } = outcome.decision;
     if (outcome.kind === "refuse") return c.json(outcome.decision.body, outcome.decision.status as 400, headers);
@@ -97,12 +120,13 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
       const answer = await rateLimitAnswer(options.policy, outcome.who, outcome.decision);
       return c.json(answer.body, answer.status, headers);
     }
+    // set before onReplay runs: when it throws, onError's answer carries them too (spec §8)
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     if (outcome.kind === "replay" && options.onReplay !== undefined) {
       // DESIGN's (decision, req, res): Hono has one Context for both, so it is passed as both
       const answer = await options.onReplay(outcome.decision, c, c);
       if (answer instanceof Response) return withHeaders(answer, headers);
     }
-    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     c.set("decision", outcome.decision);
     await next();
     if (c.error !== undefined || sendFailed(c.res.status)) await releaser(options.policy, outcome.decision)();
@@ -114,4 +138,4 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
 }
 
 export { isReplay };
-export type { AdapterOptions };
+export type { AdapterOptions, ResourceTarget };

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, earlierDecision, holdMethod, isReplay, originForm, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions } from "./core.js";
+import { assertOptions, decide, earlierDecision, holdMethod, isReplay, originForm, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions, type ResourceTarget } from "./core.js";
 
 /** Answers an allowed replay from the stored result (write to `res`); if it leaves `res` unanswered, the guard returns the decision. */
 export type NodeReplay = (decision: AllowedDecision, req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -76,4 +76,4 @@ export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
 }
 
 export { isReplay };
-export type { AdapterOptions };
+export type { AdapterOptions, ResourceTarget };

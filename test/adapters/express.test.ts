@@ -15,7 +15,7 @@ async function start(make: () => Express, host: Host): Promise<Running> {
     newsletterPolicy({
       policy: host.policy,
       who: (req) => host.who(req.get("authorization")),
-      newsletter: (req) => host.newsletter(req.path),
+      newsletter: (_req, { segments }) => host.newsletter(segments),
       onDecision: (decision) => host.onDecision(decision),
       onHookError: (error) => host.onHookError(error),
       onReplay: (decision, req, res) => {

@@ -10,7 +10,7 @@ async function start(host: Host): Promise<Running> {
   await app.register(newsletterPolicy, {
     policy: host.policy,
     who: (request) => host.who(request.headers.authorization),
-    newsletter: (request) => host.newsletter(request.url),
+    newsletter: (_request, { segments }) => host.newsletter(segments),
     onDecision: (decision) => host.onDecision(decision),
     onHookError: (error) => host.onHookError(error),
     onReplay: (decision, request, reply) => {
@@ -26,6 +26,12 @@ async function start(host: Host): Promise<Running> {
     return reply.code(result.status).send(result.body);
   });
   app.post("/articles/:id/test-send", async (request) => ({ to: (request.body as { to: string[] }).to }));
+  // a handler that takes the response over and answers it failed itself
+  app.post("/articles/:id/schedule", async (request, reply) => {
+    reply.hijack();
+    reply.raw.writeHead(500, { "content-type": "application/json" });
+    reply.raw.end(JSON.stringify({ error: `scheduling ${(request.params as { id: string }).id} failed` }));
+  });
   // a route whose schema refuses a body: the plugin decides before validation (preValidation)
   app.post("/newsletters/:id/articles", { schema: { body: { type: "object", required: ["title"] } } }, async () => ({ created: true }));
   // a child plugin's routes: guarded too, since the plugin applies to the instance that registered it
@@ -36,7 +42,19 @@ async function start(host: Host): Promise<Running> {
   return { base: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, close: () => app.close() };
 }
 
-describeAdapter("Fastify 5", start, ({ call }) => {
+describeAdapter("Fastify 5", start, ({ call, host }) => {
+  it("DESIGN Adapters: a handler that takes the response over (reply.hijack()) and answers 500 is released, and its answer carries the RateLimit-* headers (neither happened; found by an adapter review)", async () => {
+    const before = host.releases;
+    // call() checks every RateLimit-* header is present
+    const failed = await call("/articles/a_1/schedule", "owner-hijack", { method: "POST" });
+    expect(failed.status).toBe(500);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(host.releases).toBe(before + 1);
+    const decision = host.decisions.at(-1)!;
+    expect(decision).toMatchObject({ operation: "articles.schedule", allowed: true });
+    expect(await host.policy.release(decision)).toBe(false); // released already: counts nothing any more
+  });
+
   it("spec §8, DESIGN Adapters: a request the route's schema refuses (400) is decided first: charged, with the RateLimit-* headers (spec §8: every response carries them; found by a black-box review)", async () => {
     const first = await call("/newsletters/nl_1/articles", "owner-schema", { method: "POST", body: {} });
     expect(first.status).toBe(400);

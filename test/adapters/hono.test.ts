@@ -1,5 +1,5 @@
 /** The Hono adapter on a real Hono 4 server through @hono/node-server (see scenario.ts for the cases). */
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { Hono } from "hono";
 import { expect, it } from "vitest";
@@ -12,10 +12,11 @@ async function start(host: Host): Promise<Running> {
     newsletterPolicy({
       policy: host.policy,
       who: (c) => host.who(c.req.header("authorization")),
-      newsletter: (c) => host.newsletter(c.req.path),
+      newsletter: (_c, { segments }) => host.newsletter(segments),
       onDecision: (decision) => host.onDecision(decision),
       onHookError: (error) => host.onHookError(error),
       onReplay: (decision, c) => {
+        if (c.req.header("x-replay") === "throw") throw new Error("the stored results are down");
         const stored = host.replay(decision, c.req.header("idempotency-key"));
         return stored === undefined ? undefined : c.json({ replayed: stored });
       },
@@ -42,7 +43,55 @@ async function start(host: Host): Promise<Running> {
   };
 }
 
-describeAdapter("Hono 4", start, ({ call }) => {
+/** What a raw client is answered, up to the end of the status line and headers, within `ms`; "" when nothing came. */
+function rawAnswer(base: string, request: string, ms: number): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve) => {
+    let got = "";
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    const done = (): void => {
+      socket.destroy();
+      resolve(got);
+    };
+    const timer = setTimeout(done, ms);
+    socket.on("data", (chunk) => {
+      got += String(chunk);
+      if (got.includes("\r\n\r\n")) {
+        clearTimeout(timer);
+        done();
+      }
+    });
+    socket.on("error", () => undefined);
+  });
+}
+
+describeAdapter("Hono 4", start, ({ call, base }) => {
+  it("DESIGN Adapters: `who` answers before the body is read: a request without a credential that announces 50 MB is answered 401 before it has sent its body (the adapter read and parsed a 150 MB body first; found by an adapter review)", async () => {
+    const head = "POST /articles/a_1/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nobody\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n{";
+    expect((await rawAnswer(base(), head, 5_000)).split("\r\n")[0]).toBe("HTTP/1.1 401 Unauthorized");
+  });
+
+  it("DESIGN §7: the body is judged whatever its Content-Type, as c.req.json() reads it: one Idempotency-Key with two bodies sent as text/plain is 409 (it was a replay; found by an adapter review)", async () => {
+    const headers = { "content-type": "text/plain", "idempotency-key": "hono-text-1" };
+    const first = await call("/articles/a_1/send", "owner-text", { method: "POST", headers, raw: '{"title":"A"}' });
+    expect(first.status).toBe(200);
+    const second = await call("/articles/a_1/send", "owner-text", { method: "POST", headers, raw: '{"title":"B"}' });
+    expect(second.status).toBe(409);
+    expect(second.json.error).toMatchObject({ code: "conflict", param: "Idempotency-Key" });
+    // a body that is not JSON is judged as its text: another text, another body
+    const third = await call("/articles/a_1/send", "owner-text", { method: "POST", headers: { ...headers, "idempotency-key": "hono-text-2" }, raw: "plain words" });
+    expect(third.status).toBe(200);
+    expect((await call("/articles/a_1/send", "owner-text", { method: "POST", headers: { ...headers, "idempotency-key": "hono-text-2" }, raw: "other words" })).status).toBe(409);
+  });
+
+  it("spec §1.3: an onReplay that throws is answered by onError with the RateLimit-* headers (they were missing; found by an adapter review)", async () => {
+    const headers = { "idempotency-key": "hono-replay-throw" };
+    expect((await call("/articles/a_1/send", "owner-replay-throw", { method: "POST", headers })).status).toBe(200);
+    // call() checks every RateLimit-* header is present
+    const failed = await call("/articles/a_1/send", "owner-replay-throw", { method: "POST", headers: { ...headers, "x-replay": "throw" } });
+    expect(failed.status).toBe(500);
+  });
+
   it("malformed JSON reads as no body: a test send is then 400 naming `to`, with the rate-limit headers", async () => {
     const malformed = await call("/articles/a_1/test-send", "owner-malformed", { method: "POST", raw: '{"to": ["a@x.io"' });
     expect(malformed.status).toBe(400);

@@ -16,7 +16,7 @@ async function start(host: Host): Promise<Running> {
   const guard = newsletterPolicy({
     policy: host.policy,
     who: (req) => host.who(req.headers.authorization),
-    newsletter: (req) => host.newsletter(req.url ?? "/"),
+    newsletter: (_req, { segments }) => host.newsletter(segments),
     onDecision: (decision) => host.onDecision(decision),
     onHookError: (error) => host.onHookError(error),
     onReplay: (decision, req, res) => {
@@ -33,7 +33,8 @@ async function start(host: Host): Promise<Running> {
       const path = (req.url ?? "/").split("?")[0]!;
       const send = /^\/articles\/([^/]+)\/send$/.exec(path);
       if (send) {
-        const result = host.send(send[1]!, req.headers["x-fail"] as string | undefined, req.headers["idempotency-key"] as string | undefined, decision);
+        // a router's parameter: decoded
+        const result = host.send(decodeURIComponent(send[1]!), req.headers["x-fail"] as string | undefined, req.headers["idempotency-key"] as string | undefined, decision);
         return json(result.status, result.body);
       }
       const testSend = /^\/articles\/([^/]+)\/test-send$/.exec(path);

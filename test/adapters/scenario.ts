@@ -33,8 +33,13 @@ export interface Host {
   policy: Policy;
   /** `Authorization: Bearer <token>`; throws {@link Unauthenticated}. May be async, as real auth is. */
   who(authorization: string | undefined): Promise<Who>;
-  /** The newsletter that owns `/articles/{article}/…` (`cap_3` → `nl_cap`) and `/subscribers/{id}` (nl_1). */
-  newsletter(path: string): string | undefined;
+  /**
+   * The newsletter that owns `/articles/{article}/…` (`cap_3` → `nl_cap`) and `/subscribers/{id}`
+   * (nl_1), from the path's segments as the adapter hands them to the resolver (decoded).
+   */
+  newsletter(segments: readonly string[]): string | undefined;
+  /** Every segment list the resolver was given. */
+  resolved: (readonly string[])[];
   /** Every decision onDecision was told of. */
   decisions: Decision[];
   /**
@@ -85,13 +90,15 @@ export function makeHost(): Host {
       if (credential === undefined) throw new Unauthenticated();
       return { credential, roles: (newsletter: string) => (NEWSLETTERS.includes(newsletter) ? "owner" : undefined) };
     },
-    newsletter(path) {
-      const [, collection, id] = path.split("?")[0]!.split("/");
+    newsletter(segments) {
+      host.resolved.push(segments);
+      const [collection, id] = segments;
       if (collection === "subscribers") return "nl_1";
       if (collection !== "articles" || id === undefined) return undefined;
       const prefix = id.split("_")[0]!;
       return { a: "nl_1", cap: "nl_cap", rel: "nl_rel", rep: "nl_replay", hook: "nl_hook", nf: "nl_nf" }[prefix];
     },
+    resolved: [],
     decisions: [],
     onDecision(decision) {
       host.decisions.push(decision);
@@ -151,7 +158,7 @@ const HEADERS = ["ratelimit-policy", "ratelimit-limit", "ratelimit-remaining", "
  * @param start - starts the framework with the adapter and the host routes on port 0.
  * @param extra - framework-specific cases, given the base URL and the host.
  */
-export function describeAdapter(name: string, start: (host: Host) => Promise<Running>, extra?: (ctx: { call: Call; host: Host }) => void): void {
+export function describeAdapter(name: string, start: (host: Host) => Promise<Running>, extra?: (ctx: { call: Call; host: Host; base: () => string }) => void): void {
   describe(`${name} adapter on a real server`, () => {
     let running: Running;
     const host = makeHost();
@@ -253,6 +260,18 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       expect(unknown.status).toBe(404);
       expect(unknown.json.error.code).toBe("not_found");
       expect((await send("zz_1", "owner-read")).status).toBe(404);
+    });
+
+    it("DESIGN Adapters (newsletter resolver): it gets the path's segments decoded, as the policy judges them and the handler's route parameter holds them (a resolver that split the raw URL looked up `%61_9`, while the send went to article a_9; found by an adapter review)", async () => {
+      const sent = await send("%61_9", "owner-decoded");
+      expect(sent.status).toBe(200);
+      expect(sent.json).toMatchObject({ sent: "a_9" }); // the route parameter, decoded by the framework
+      expect(host.resolved).toContainEqual(["articles", "a_9", "send"]);
+      expect(host.decisions.at(-1)).toMatchObject({ operation: "articles.send", newsletter: "nl_1" });
+      // not called for a path the policy refuses: nothing to look up
+      const before = host.resolved.length;
+      expect((await send("a%2F9", "owner-decoded")).status).toBe(400); // an encoded slash: not an id
+      expect(host.resolved.length).toBe(before);
     });
 
     it("409 conflict: one Idempotency-Key on a different path", async () => {
@@ -397,7 +416,7 @@ export function describeAdapter(name: string, start: (host: Host) => Promise<Run
       expect(host.decisions.length).toBe(before);
     });
 
-    extra?.({ call, host });
+    extra?.({ call, host, base: () => running.base });
 
     it("onDecision was told of every request the adapter decided", () => {
       expect(host.decisions.length).toBe(requests - unauthenticated);

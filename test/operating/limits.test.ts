@@ -125,6 +125,32 @@ describe.each(WAYS)("spec §8 budgets are defaults: the plan's limits (who.limit
     expect((await r.check(subscribers, as(small))).headers).toMatchObject({ "RateLimit-Remaining": "1", "RateLimit-Reset": "30" });
   });
 
+  it("spec §8 RateLimit-Reset and Retry-After of a refusal under a plan with a longer window tell the window's real end: a refusal does not grow it (they said 3590 s of a window that ended 50 s later, when the request was allowed; found by an operating review)", async () => {
+    const r = runner(way);
+    const minute: Limits = { budgets: { audience: { limit: 2, window: 60 } } };
+    const hour: Limits = { budgets: { audience: { limit: 1, window: 3_600 } } };
+    await r.check(subscribers, as(minute));
+    await r.check(subscribers, as(minute)); // spent; the window ends at 60 s
+    r.advance(10);
+    const refused = await r.check(subscribers, as(hour)); // spent by the hour's limit too, and not charged
+    expect(refused.status).toBe(429);
+    expect(refused.headers).toMatchObject({ "Retry-After": "50", "RateLimit-Reset": "50", "RateLimit-Remaining": "0" });
+    r.advance(49);
+    expect((await r.check(subscribers, as(hour))).headers).toMatchObject({ "Retry-After": "1" });
+    r.advance(1); // the window's end, as told: a new window, of the hour's size
+    const next = await r.check(subscribers, as(hour));
+    expect(next.status).toBe(200);
+    expect(next.headers).toMatchObject({ "RateLimit-Remaining": "0", "RateLimit-Reset": "3600" });
+  });
+
+  it("a window a charge grows tells its new end (the charge makes it start + the larger size)", async () => {
+    const r = runner(way);
+    await r.check(subscribers, as({ budgets: { audience: { limit: 5, window: 60 } } }));
+    r.advance(10);
+    const grown = await r.check(subscribers, as({ budgets: { audience: { limit: 5, window: 600 } } }));
+    expect(grown.headers).toMatchObject({ "RateLimit-Remaining": "3", "RateLimit-Reset": "590" });
+  });
+
   it("spec §8 budgets per credential: two plans passed in turn for one credential, an hour's window and a second's: at most the hour's limit a window (594 of a plan of 100 were admitted in 10 s; found by a config review)", async () => {
     const r = runner(way);
     const hour: Limits = { budgets: { audience: { limit: 100, window: 3_600 } } };

@@ -110,6 +110,24 @@ describe("spec §5 authentication", () => {
     expect([a, b, c].map((d) => (d.reason.rule === "no_reach" ? d.reason.cause : ""))).toEqual(["no_role", "not_granted", "unknown_role"]);
   });
 
+  it("DESIGN §8 a newsletter the host resolved from an id is not named to a credential that does not reach it (existence does not leak)", () => {
+    // a key of nl_2 asks about article a_9, which the host's resolver says is nl_1's: the 404 must
+    // read as an unknown id's, not tell the client that a_9 exists and whose it is
+    const s = new Session(key({ nl_2: { sending: "write", audience: "read" } }), { nl_2: "owner" });
+    const owned = s.run({ method: "POST", path: "/articles/a_9/send", newsletter: "nl_1" });
+    const unknown = s.run({ method: "POST", path: "/articles/a_8/send" });
+    const subscriber = s.run({ method: "GET", path: "/subscribers/s_9", newsletter: "nl_1" });
+    for (const d of [owned, unknown, subscriber]) {
+      expect(d.status).toBe(404);
+      expect(d.body?.error.message).toBe("The resource was not found.");
+      expect(JSON.stringify(d.body)).not.toContain("nl_1");
+    }
+    // the host's logs still learn which newsletter it was
+    expect(owned.reason).toMatchObject({ rule: "no_reach", newsletter: "nl_1", cause: "not_granted" });
+    // a newsletter the client named itself is named back
+    expect(s.run(get("/newsletters/nl_1/subscribers")).body?.error.message).toBe('Newsletter "nl_1" was not found for this credential.');
+  });
+
   it("§5.6 an editor role can hold at most settings: read; an owner or admin can grant more", () => {
     const config = {
       operations: [

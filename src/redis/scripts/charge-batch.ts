@@ -153,7 +153,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "a9d976be2cc6ed1c5a9c1af83fb4347114bb674a",
+  sha: "1d1697713dcad26ca1a8a4649a90f4bd39595de9",
 };
 
 /**

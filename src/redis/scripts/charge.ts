@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "fe453e8718e742c1a11d711f0e8fe52c971d718a",
+  sha: "673feebd2eaf5c07fc20b042f689e64fa1bb0a04",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "5c717bbed04b96293eb8997b302c1f4e11a87dc4",
+  sha: "29eec17a67abd395191a2c6d561ab06c3a9968b6",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -29,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "5fc6e33f00644d76ddea9d51881180e1097a03a7",
+  sha: "bc389525406fa6b130b532894c93c424b8b1e205",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */
