@@ -160,7 +160,10 @@ export function runRelease(tx: CounterTx, ticket: ReleaseTicket, now: number): b
   const removed = tx.removeCapMember(ticket.key, ticket.day, ticket.member);
   if (ticket.idempotencyKey !== undefined) {
     const record = tx.keyRecord(ticket.idempotencyKey);
-    if (record !== undefined && now < record.expiresAt && record.counted?.member === ticket.member) {
+    // its own charge, live or not: a record the release found expired (at its very end) was left
+    // counted, and a clock stepped back made it live again, answering the failed send's retry as a
+    // replay (found by a black-box review); an expired record has nothing else to keep
+    if (record !== undefined && record.counted?.member === ticket.member) {
       tx.setKeyRecord(ticket.idempotencyKey, { fingerprint: record.fingerprint, expiresAt: record.expiresAt });
     }
   }

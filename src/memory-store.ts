@@ -67,6 +67,14 @@ export class MemoryStore implements PolicyStore {
   private readonly capDays = new ShardedMap<CapDay>();
   private readonly keys = new ShardedMap<KeyRecord>();
   private members = 0;
+  /**
+   * This store's own part of every cap charge's name (`m<tag>.<n>`): a ticket of another store (one
+   * sent through JSON to another process, an insured ticket, a ticket from before a restart) names
+   * no charge of this one. With names `m1`, `m2`, … in every store, such a ticket uncounted another
+   * send of the same name, and the cap admitted one more than its limit (found by an operating
+   * review). Random, as RedisStore's instance id is: made once, when the store is, never per decision.
+   */
+  private readonly tag = Array.from(globalThis.crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join("");
   private readonly expirePerCall: number;
   /** The expiry wheel: slot (expiry / SLOT_MS) → entries that may be due then; slots in a min-heap. */
   private readonly slots = new Map<number, { keys: string[]; kinds: number[] }>();
@@ -96,7 +104,7 @@ export class MemoryStore implements PolicyStore {
    * Uncounts one cap charge and lets its idempotency key count again; idempotent.
    *
    * @param ticket - `decision.release` of an allowed send, schedule or test send.
-   * @param now - ms since the epoch (an expired idempotency record is left alone).
+   * @param now - ms since the epoch (the PolicyStore signature; a release is the same at any time).
    * @returns true when the charge was still counted.
    * @example
    * if (decision.release) store.release(decision.release, Date.now());
@@ -278,6 +286,6 @@ export class MemoryStore implements PolicyStore {
       this.keys.set(key, record);
       if (previous === undefined || previous.expiresAt !== record.expiresAt) this.schedule(KEY_RECORD, key, record.expiresAt);
     },
-    nextMember: () => `m${++this.members}`,
+    nextMember: () => `m${this.tag}.${++this.members}`,
   };
 }

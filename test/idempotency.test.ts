@@ -275,6 +275,40 @@ describe("DESIGN §7: a released key's use that counts again records the key afr
   const sender = key({ nl_1: { sending: "write" } });
   const schedule: PolicyRequest = { method: "POST", path: "/articles/a_1/schedule", newsletter: "nl_1", idempotencyKey: "K", body: { at: "2026-12-01T09:00:00Z" } };
   const ways = ["evaluate", "MemoryStore", "RedisStore"] as const;
+  it.each(ways)("%s: a release at the very end of the key's 24 h frees it, so that after a clock step back its retry runs and counts again, and a second release changes nothing (it stayed a replay; found by a black-box review)", async (way) => {
+    let now = T0;
+    let usage: Usage = emptyUsage();
+    const redis = way === "RedisStore" ? ioredis() : undefined;
+    const prefix = uniquePrefix("idempotency-edge");
+    const policy = createPolicy({ store: redis ? new RedisStore({ redis: ioredisCall(redis), prefix }) : new MemoryStore(), clock: () => now });
+    const ask = async (): Promise<Decision> => {
+      if (way !== "evaluate") return policy.check(schedule, { credential: sender, roles });
+      const r = evaluate({ ...schedule, requestId: `r${now}` }, { credential: sender, roles, usage, now });
+      usage = r.usage;
+      return r.decision;
+    };
+    try {
+      const first = await ask();
+      expect(first.charged.caps).toEqual(["dispatch"]);
+      now = T0 + 24 * H; // the record's end, exactly: the schedule failed downstream, released now
+      if (way === "evaluate") usage = release(usage, first, now);
+      else expect(await policy.release(first)).toBe(true);
+      now -= 60_000; // the clock steps back a minute: the record is live again, and no longer counted
+      const retry = await ask();
+      expect(retry.reason).toEqual({ rule: "allowed" });
+      expect(retry.charged.caps).toEqual(["dispatch"]);
+      // the first ticket again: nothing more to uncount
+      if (way === "evaluate") expect(release(usage, first, now)).toBe(usage);
+      else expect(await policy.release(first)).toBe(false);
+      expect((await ask()).reason).toEqual({ rule: "allowed", replay: true }); // the retry's own charge stands
+    } finally {
+      if (redis) {
+        await cleanUp(redis, prefix);
+        redis.disconnect();
+      }
+    }
+  });
+
   it.each(ways)("%s: release, retry at +23 h (runs and counts again), retry at +25 h → a replay, no cap charged", async (way) => {
     let now = T0;
     let usage: Usage = emptyUsage();

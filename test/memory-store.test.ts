@@ -6,6 +6,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MemoryStore } from "../src/memory-store.js";
+import { createPolicy, type Decision } from "../src/index.js";
 import { budgetKey } from "../src/store-keys.js";
 import type { BudgetCharge } from "../src/store.js";
 
@@ -60,5 +61,37 @@ describe("MemoryStore: a subject's windows kept together", () => {
     expect(store.charge({ id: "r1", now: T, budgets: [own], refused: false }).kind).toBe("charged");
     expect(store.charge({ id: "r2", now: T, budgets: [spelled], refused: false }).kind, "another window: its own budget").toBe("charged");
     expect(store.charge({ id: "r3", now: T, budgets: [own], refused: false }).kind).toBe("budget_spent");
+  });
+});
+
+describe("spec §8 daily caps: a release ticket names a charge of the store that made it", () => {
+  const sender = { id: "key_s", kind: "api_key", newsletters: { nl_1: { sending: "write" } } } as const;
+  const who = { credential: sender, roles: { nl_1: "owner" } };
+  const sendOf = (i: number) => ({ method: "POST", path: `/articles/a_${i}/send`, newsletter: "nl_1" });
+  const config = { caps: { dispatch: { limit: 2 } } };
+
+  it("a ticket of another store (another process's, through JSON) uncounts nothing here: the cap stays spent (it freed a send of the same name, and a third send was admitted on a cap of 2; found by an operating review)", async () => {
+    const a = createPolicy({ store: new MemoryStore(), config, clock: () => T });
+    const b = createPolicy({ store: new MemoryStore(), config, clock: () => T });
+    const foreign = JSON.parse(JSON.stringify(await a.check(sendOf(1), who))) as Decision;
+    expect(foreign.release).toBeDefined();
+    for (let i = 0; i < 2; i++) expect((await b.check(sendOf(i), who)).status).toBe(200);
+    expect((await b.check(sendOf(2), who)).status).toBe(429);
+    expect(await b.release(foreign)).toBe(false);
+    expect((await b.check(sendOf(3), who)).status).toBe(429);
+    // its own store still takes it back
+    expect(await a.release(foreign)).toBe(true);
+  });
+
+  it("an insured ticket of another process uncounts nothing in this one's insurance store", async () => {
+    const down = { charge: () => Promise.reject(new Error("down")), release: () => Promise.reject(new Error("down")), read: () => Promise.reject(new Error("down")) };
+    const insured = () => createPolicy({ store: down, insurance: { store: new MemoryStore(), share: 0.5 }, config: { caps: { dispatch: { limit: 4 } } }, clock: () => T });
+    const [p1, p2] = [insured(), insured()];
+    const foreign = await p1.check(sendOf(1), who);
+    expect(foreign).toMatchObject({ status: 200, degraded: true });
+    for (let i = 0; i < 2; i++) expect((await p2.check(sendOf(i), who)).status).toBe(200);
+    expect((await p2.check(sendOf(2), who)).status).toBe(503); // this process's share (2) is spent
+    expect(await p2.release(foreign)).toBe(false);
+    expect((await p2.check(sendOf(3), who)).status).toBe(503);
   });
 });

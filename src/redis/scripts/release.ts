@@ -19,11 +19,12 @@ if record then
   local r = redis.call('HMGET', record, 'e', 'm')
   local e = tonumber(r[1])
   -- DESIGN §7: once released, the key counts again on its next allowed use
-  if e and now < e and r[2] == member then redis.call('HDEL', record, 'd', 'm') end
+  -- its own charge, live or not (runRelease says why)
+  if e and r[2] == member then redis.call('HDEL', record, 'd', 'm') end
 end
 return removed
 `,
-  sha: "c329b79777a8052498cc8c3659a5794222c9e69c",
+  sha: "a1b939d7072226e2c23545ebc59c8aa2abf4e54a",
 };
 
 /** Encodes a `RELEASE` call; `key` names a store key in Redis. */
