@@ -99,7 +99,7 @@ function grantsOn(credential: Credential, newsletter: string | undefined): Grant
  *
  * @param usage - the current counters.
  * @param decision - the allowed decision that counted toward the cap.
- * @param now - ms since the epoch: an idempotency record that has expired by then is left alone.
+ * @param now - ms since the epoch (checked as a time; a release is the same at any time).
  * @returns the next counters; the same object when nothing was released.
  * @example
  * if (sendFailed) usage = release(usage, decision, Date.now());

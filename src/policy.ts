@@ -44,7 +44,10 @@ async function reset(ctx: PolicyContext, target: ResetTarget): Promise<void> {
       throw new PolicyConfigError(s === store ? "store.reset" : "insurance.store.reset", "is missing: this store cannot reset counters (MemoryStore and RedisStore can)");
     }
   }
-  const results = await Promise.allSettled(stores.map((s) => s.reset!(request, t)));
+  // each store is asked whatever the other does, a store that throws as one that rejects (a main
+  // store that threw left the insurance store uncleared, one that rejected did not; found by an
+  // operating review): a reset is idempotent, so the host tries it again after a failure
+  const results = await Promise.allSettled(stores.map(async (s) => s.reset!(request, t)));
   const failed = results.find((r) => r.status === "rejected");
   if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
 }

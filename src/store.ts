@@ -153,7 +153,9 @@ export function checkedReadings(count: number, readings: readonly WindowReading[
  * Where counters live. Implementations must make `charge` atomic: every budget and the cap of one
  * request are checked and charged together, or nothing is charged, even with many processes.
  * `describeStoreConformance` in `newsletter-policy/testing` checks an implementation against
- * `MemoryStore`.
+ * `MemoryStore`. A store that answers later must settle within a deadline of its own (`RedisStore`:
+ * `timeoutMs`): the policy waits as long as its store takes, and an insurance store or `failOpen`
+ * decides only once the main store has failed.
  */
 export interface PolicyStore {
   /** Checks and charges one request, all or nothing. */

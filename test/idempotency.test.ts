@@ -342,7 +342,7 @@ describe("DESIGN §7: a released key's use that counts again records the key afr
       if (redis) {
         // the record's and the index's expiry follow the newest use
         const keys = await keysUnder(redis, prefix);
-        const record = keys.find((k) => /:k:/.test(k) && !/^.*:i:k:/.test(k))!;
+        const record = keys.find((k) => /:k:/.test(k) && !/^.*:x:k:/.test(k))!;
         expect(await redis.pttl(record)).toBeGreaterThan(23 * H);
       }
     } finally {

@@ -133,6 +133,8 @@ async function explain(args: string[], io: Io): Promise<number> {
   if (values.kind !== "api_key" && values.kind !== "oauth") throw new CliError(`--kind must be api_key or oauth`);
   let credential: Credential;
   if (values.credential !== undefined) {
+    // one credential: the grants of the one would be dropped without a word (found by an operating review)
+    if (values.grants !== undefined) throw new CliError("explain takes --grants or --credential, not both (--credential holds the grants)");
     credential = (await jsonArgument(values.credential, "--credential")) as Credential;
   } else {
     if (values.grants === undefined) throw new CliError("explain needs --grants (or --credential)");

@@ -59,7 +59,8 @@ export interface ReplayResult {
  */
 function decideLine(line: TraceLine, usage: Usage, at: number, config: PolicyConfig): ReturnType<typeof evaluate> {
   try {
-    return evaluate(line.request, { credential: line.credential, roles: line.roles, usage, now: at, config });
+    const state = { credential: line.credential, roles: line.roles, usage, now: at, config };
+    return evaluate(line.request, line.limits === undefined ? state : { ...state, limits: line.limits });
   } catch (error) {
     if (!(error instanceof PolicyConfigError) || line.lineNumber === undefined) throw error;
     throw new PolicyConfigError(`trace line ${line.lineNumber}: ${error.field}`, error.problem);

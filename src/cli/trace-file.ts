@@ -2,7 +2,8 @@
  * Reading a trace file: JSON lines of requests `{ time, credential, roles, request }`, with
  * credentials defined once on their own line and named by id afterwards. Pure: no files, no clock.
  */
-import type { Credential, PolicyRequest, Roles } from "../types.js";
+import { distance } from "../host-input.js";
+import type { Credential, Limits, PolicyRequest, Roles } from "../types.js";
 
 /** One line of a trace (JSON lines): when, who, and what was asked. */
 export interface TraceLine {
@@ -12,6 +13,8 @@ export interface TraceLine {
   /** The owner's roles per newsletter at that time. */
   readonly roles: Roles;
   readonly request: PolicyRequest;
+  /** The plan's limits for this request (`who.limits`), when the service sells plans. */
+  readonly limits?: Limits;
   /** Where it was in the trace file (1-based), for messages; absent for a line built in code. */
   readonly lineNumber?: number;
 }
@@ -25,8 +28,24 @@ export interface TraceLine {
  * @returns the request lines, credentials resolved.
  * @throws Error naming the line number and the field, for a line that is neither.
  */
+/** The fields of a request line, and of a line that defines a credential. */
+const REQUEST_FIELDS = ["time", "credential", "roles", "request", "limits"];
+const DEFINITION_FIELDS = ["credential", "roles", "limits"];
+
+/**
+ * A field a line may not have: a misspelling (`"limts"`, `"Request"`) was dropped without a word, and
+ * the line replayed without what it meant to say (found by an operating review).
+ */
+function assertFields(value: Record<string, unknown>, known: readonly string[], n: number): void {
+  for (const name of Object.keys(value)) {
+    if (known.includes(name)) continue;
+    const meant = known.find((k) => name.toLowerCase() === k || distance(name.toLowerCase(), k) <= 2);
+    throw new Error(`trace line ${n}: "${name.slice(0, 40)}" is not a field of a trace line${meant === undefined ? "" : `; did you mean ${meant}?`} (fields: ${known.join(", ")})`);
+  }
+}
+
 export function parseTrace(lines: readonly string[]): TraceLine[] {
-  const known = new Map<string, { credential: Credential; roles: Roles }>();
+  const known = new Map<string, { credential: Credential; roles: Roles; limits: unknown }>();
   const out: TraceLine[] = [];
   lines.forEach((text, i) => {
     if (text.trim() === "") return;
@@ -38,16 +57,21 @@ export function parseTrace(lines: readonly string[]): TraceLine[] {
       throw new Error(`trace line ${n}: not JSON (${(error as Error).message})`);
     }
     if (typeof value !== "object" || value === null) throw new Error(`trace line ${n}: must be an object`);
-    if (value.request === undefined && typeof value.credential === "object" && value.credential !== null) {
+    if (Array.isArray(value)) throw new Error(`trace line ${n}: must be an object`);
+    if (value.request === undefined && typeof value.credential === "object" && value.credential !== null && value.time === undefined) {
+      assertFields(value, DEFINITION_FIELDS, n);
       const credential = value.credential as Credential;
       if (typeof credential.id !== "string") throw new Error(`trace line ${n}: credential must have an id`);
-      known.set(credential.id, { credential, roles: (value.roles ?? {}) as Roles });
+      known.set(credential.id, { credential, roles: (value.roles ?? {}) as Roles, limits: value.limits });
       return;
     }
+    assertFields(value, REQUEST_FIELDS, n);
     if (typeof value.credential === "string") {
       const defined = known.get(value.credential);
       if (defined === undefined) throw new Error(`trace line ${n}: credential "${value.credential}" is not defined on an earlier line`);
       value = { ...value, credential: defined.credential, roles: value.roles ?? defined.roles };
+      // the plan the definition gave, unless the line gives its own
+      if (value.limits === undefined && defined.limits !== undefined) value.limits = defined.limits;
     }
     out.push(parseTraceLine(JSON.stringify(value), n));
   });
@@ -69,6 +93,7 @@ export function parseTraceLine(text: string, lineNumber: number): TraceLine {
   if (typeof line.credential !== "object" || line.credential === null || typeof line.credential.id !== "string") throw fail("credential", "a credential object with an id");
   if (typeof line.roles !== "object" || line.roles === null) throw fail("roles", "an object of newsletter → role");
   if (typeof line.request !== "object" || line.request === null) throw fail("request", "a request descriptor { method, path, … }");
+  if (line.limits !== undefined && (typeof line.limits !== "object" || line.limits === null || Array.isArray(line.limits))) throw fail("limits", "the plan's limits { budgets?, caps? }");
   return { ...(line as TraceLine), lineNumber };
 }
 

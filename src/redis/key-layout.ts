@@ -18,10 +18,26 @@ export const SEQ_TTL_MS = 2 * 24 * 60 * 60 * 1000;
 /** The store key of the member sequence (`m1`, `m2`, …). */
 export const SEQ_KEY = "seq";
 
-/** The store key of the index set of a credential's idempotency records (`ChargeRequest.idempotency.scope`). */
+/**
+ * The store key of the index of a credential's idempotency records (`ChargeRequest.idempotency.scope`):
+ * a sorted set of the records' keys by when each ends, so that the charge drops the ended ones as
+ * it adds one (docs/redis.md).
+ */
 export function indexKey(scope: string): string {
+  return `x:${scope}`;
+}
+
+/**
+ * The store key of the index an earlier version kept: a set that only grew (found by a Redis review:
+ * a credential that made keyed writes every day kept every key it had ever used, 200 000 members and
+ * 20 MB after four days). Written no longer; a reset still clears what it lists, and it expires.
+ */
+export function legacyIndexKey(scope: string): string {
   return `i:${scope}`;
 }
+
+/** Index entries this long past their record's end (in the deciding clock) are dropped: hosts' clocks differ. */
+export const INDEX_GRACE_MS = 60 * 60 * 1000;
 
 /** The store key of a daily cap's set of members on one day (the cap's store key, then the day). */
 export function capSetKey(cap: string, day: number): string {

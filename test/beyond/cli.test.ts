@@ -164,6 +164,39 @@ describe("npx newsletter-policy replay", () => {
     expect(read.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("DESIGN Operating: a trace line may carry the plan's limits (on the line, or on the credential's definition), and a field a line may not have exits 2 naming it (limits were dropped without a word; found by an operating review)", async () => {
+    const define = (limits?: object) => JSON.stringify({ credential: { id: "k_plan", kind: "api_key", newsletters: { nl_1: { audience: "read" } } }, roles: { nl_1: "owner" }, ...(limits && { limits }) });
+    const read = (i: number, extra: object = {}) => JSON.stringify({ time: Date.UTC(2026, 10, 23, 8, 0, 0, i), credential: "k_plan", request: { method: "GET", path: "/newsletters/nl_1/subscribers" }, ...extra });
+    const paid = { budgets: { audience: { limit: 240 } } };
+    const allowedOf = async (lines: string[]) => {
+      const trace = join(dir, `plan-${lines.length}-${lines[0]!.length}-${lines[1]!.length}.jsonl`);
+      writeFileSync(trace, lines.join("\n"));
+      const out = await cli(["replay", trace, "--json"]);
+      expect(out.code, out.stderr).toBe(0);
+      return (JSON.parse(out.stdout) as { totals: { allowed: number } }).totals.allowed;
+    };
+    const reads = (extra?: object) => Array.from({ length: 100 }, (_, i) => read(i, extra));
+    expect(await allowedOf([define(), ...reads()])).toBe(60); // the config's 60
+    expect(await allowedOf([define(paid), ...reads()])).toBe(100); // the plan of the definition
+    expect(await allowedOf([define(), ...reads({ limits: paid })])).toBe(100); // the plan on each line
+    const typo = join(dir, "typo.jsonl");
+    writeFileSync(typo, [define(), read(0, { limts: paid })].join("\n"));
+    const misspelt = await cli(["replay", typo]);
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toContain('trace line 2: "limts" is not a field of a trace line; did you mean limits?');
+    const bad = join(dir, "bad-limits.jsonl");
+    writeFileSync(bad, [define(), read(0, { limits: { budgets: { audience: { limit: 0 } } } })].join("\n"));
+    const zero = await cli(["replay", bad]);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("trace line 2: limits.budgets.audience.limit");
+  });
+
+  it("explain takes --grants or --credential, not both (--grants was dropped without a word; found by an operating review)", async () => {
+    const both = await cli(["explain", "--grants", "audience:read", "--credential", '{"id":"k","kind":"api_key","newsletters":{}}', "GET", "/newsletters/nl_1/subscribers"]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--grants or --credential, not both");
+  });
+
   it("a trace saved with a byte-order mark (Windows) replays as without one (it was 'trace line 1: not JSON'; found by a tools review)", async () => {
     const trace = join(dir, "bom.jsonl");
     writeFileSync(trace, "\uFEFF" + readFileSync("examples/trace.jsonl", "utf8"));

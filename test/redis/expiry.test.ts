@@ -47,12 +47,12 @@ describe("key expiry: PTTL > 0 on every key written", () => {
     await writeEverything(prefix, clock, () => fixed);
     const found = await ttls(prefix);
     const kinds = [...found.keys()].map((k) => k.split(":")[0]).sort();
-    expect(new Set(kinds)).toEqual(new Set(["b", "d", "i", "k", "r", "seq", "t"]));
+    expect(new Set(kinds)).toEqual(new Set(["b", "d", "x", "k", "r", "seq", "t"]));
     for (const [k, pttl] of found) {
       expect(pttl, k).toBeGreaterThan(0);
       if (k.startsWith("b:")) expect(pttl, k).toBeLessThanOrEqual(60_000 + SLACK); // with its window
       if (k.startsWith("k:")) expect(pttl, k).toBeLessThanOrEqual(DAY + SLACK); // DESIGN §7: 24 h
-      if (k.startsWith("i:")) expect(pttl, k).toBeLessThanOrEqual(DAY + SLACK); // the reset index lives as long as its newest record
+      if (k.startsWith("x:")) expect(pttl, k).toBeLessThanOrEqual(DAY + SLACK); // the reset index lives as long as its newest record
       if (k.startsWith("d:") || k.startsWith("t:")) expect(pttl, k).toBeLessThanOrEqual(DAY + GRACE); // the day's end + grace
       if (k.startsWith("r:")) expect(pttl, k).toBeLessThanOrEqual(300_000); // remembered outcomes: dedupeMs
       if (k === "seq") expect(pttl, k).toBeLessThanOrEqual(2 * DAY);
@@ -78,5 +78,43 @@ describe("key expiry: PTTL > 0 on every key written", () => {
     expect(await redis.hgetall(record)).toMatchObject({ f: expect.stringMatching(/^POST \/articles\/a_1\/send [0-9a-f]{32}$/) });
     expect(await redis.hexists(record, "m")).toBe(0);
     expect(await redis.pttl(record)).toBeGreaterThan(DAY - 60_000);
+  });
+});
+
+describe("the credential's index of idempotency records holds the live ones only", () => {
+  it("keyed writes on four days: the index holds about one day's keys, not every key ever used, and a reset clears the live records (it grew by every key; found by a Redis review: 200 000 members after four days)", async () => {
+    const prefix = `${root}index-days:`;
+    let now = Date.now();
+    const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(redis), prefix }), clock: () => now, config: { budgets: { write: { limit: 1_000 }, general: { limit: 1_000 } } } });
+    const index = async () => (await keysUnder(redis, prefix)).find((k) => k.slice(prefix.length).startsWith("x:"))!;
+    for (let d = 0; d < 4; d++) {
+      for (let i = 0; i < 30; i++) expect((await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: `day${d}-${i}` }), who)).status).toBe(200);
+      now += DAY + 2 * HOUR; // past the records' 24 h and the index's hour of grace
+    }
+    now -= DAY + 2 * HOUR;
+    expect(await redis.zcard(await index())).toBe(30); // the last day's keys; the three days before have left
+    // a key of the last day is a replay until the reset, and a new request after it
+    expect((await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: "day3-0" }), who)).reason).toEqual({ rule: "allowed", replay: true });
+    await policy.reset({ credential: owner });
+    expect((await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: "day3-0" }), who)).reason).toEqual({ rule: "allowed" });
+  });
+
+  it("a reset clears the records an earlier version's index set lists too (`i:<scope>`), and the set", async () => {
+    const prefix = `${root}index-legacy:`;
+    const now = Date.now();
+    const policy = createPolicy({ store: new RedisStore({ redis: ioredisCall(redis), prefix }), clock: () => now });
+    const first = await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: "old-1" }), who);
+    expect(first.status).toBe(200);
+    // as an earlier version kept it: the record listed in a set, not in the sorted set
+    const keys = await keysUnder(redis, prefix);
+    const sorted = keys.find((k) => k.slice(prefix.length).startsWith("x:"))!;
+    const record = keys.find((k) => k.slice(prefix.length).startsWith("k:"))!;
+    const legacy = `${prefix}i:${sorted.slice(prefix.length + 2)}`;
+    await redis.del(sorted);
+    await redis.sadd(legacy, record);
+    await redis.pexpire(legacy, DAY);
+    await policy.reset({ credential: owner });
+    expect(await redis.exists(record, legacy)).toBe(0);
+    expect((await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: "old-1" }), who)).reason).toEqual({ rule: "allowed" });
   });
 });

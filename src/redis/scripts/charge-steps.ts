@@ -18,6 +18,7 @@
  * store or Redis wrote it (`tonumber` runs strtod twice, prelude.ts). Measured with callgrind
  * (instructions per EVALSHA, `npm run bench:redis:instructions`), not guessed.
  */
+import { INDEX_GRACE_MS } from "../key-layout.js";
 import { OPEN_WINDOW } from "./prelude.js";
 import { indented } from "./script.js";
 
@@ -231,10 +232,12 @@ local function record(e, day, member)
     redis.call('HSET', idem_key, 'f', fingerprint, 'e', num(e))
   end
   expire_after(idem_key, e, now)
-  -- a new record joins the credential's index (scripts/reset.ts), which lives as long as its newest
-  -- record: one recorded afresh lengthens it, and never shortens it
+  -- the record joins the credential's index (scripts/reset.ts) by when it ends, and the entries of
+  -- records that ended an hour ago and more leave it (it only grew: every key a credential ever used);
+  -- the index lives as long as its newest record: one recorded afresh lengthens it, never shortens it
   if index_key then
-    if not live then redis.call('SADD', index_key, idem_key) end
+    redis.call('ZADD', index_key, num(e), idem_key)
+    redis.call('ZREMRANGEBYSCORE', index_key, '-inf', '(' .. num(now - ${INDEX_GRACE_MS}))
     expire_after(index_key, e, now, live)
   end
 end

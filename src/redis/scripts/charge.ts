@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "673feebd2eaf5c07fc20b042f689e64fa1bb0a04",
+  sha: "3387f75a62ec377a72d2ed60929eec6c410d1cb3",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -21,11 +21,15 @@ local member, expires, ttl = ARGV[1], ARGV[2], ARGV[3]
 if redis.call('HGET', record, 'm') ~= member then return 0 end
 redis.call('HSET', record, 'e', expires)
 redis.call('PEXPIRE', record, ttl)
--- the index lives as long as its newest record: lengthened, never shortened
-if index then redis.call('PEXPIRE', index, ttl, 'GT') end
+-- the record's entry in the index moves to its new end; the index lives as long as its newest
+-- record: lengthened, never shortened
+if index then
+  redis.call('ZADD', index, expires, record)
+  redis.call('PEXPIRE', index, ttl, 'GT')
+end
 return 1
 `,
-  sha: "e8de97c80bba7efeb21b3c97bfe8bcda200d4de1",
+  sha: "fe069f1404a5092750507e419848f27a181d4c3b",
 };
 
 /** Encodes a `CLUSTER_RENEW` call: the record and index (as Redis names them), the key's member, the new expiry and its time to live. */

@@ -1,11 +1,12 @@
 /**
  * Resets in Redis, in one round trip: one Lua script deletes a credential's budget windows, a day's
- * daily-cap set and the idempotency records listed in the credential's index set (which the charge
- * script keeps: every record it creates is added to `<prefix>i:<scope>`, in the credential's slot
- * with a cluster). No SCAN: the keys are known from the key layout and the index.
+ * daily-cap set and the idempotency records listed in the credential's index (which the charge
+ * script keeps: every record it writes is added to the sorted set `<prefix>x:<scope>` by its end, in
+ * the credential's slot with a cluster; an earlier version's set `<prefix>i:<scope>` is read too).
+ * No SCAN: the keys are known from the key layout and the index.
  */
 import type { ResetRequest } from "../../store.js";
-import { indexKey } from "../key-layout.js";
+import { indexKey, legacyIndexKey } from "../key-layout.js";
 import { DAY_OF, NOW } from "./prelude.js";
 import type { Script, ScriptCall } from "./script.js";
 import { CHARGE_TIMED } from "./charge.js";
@@ -15,7 +16,7 @@ import type { Timed } from "../client.js";
 export const RESET_TIMED: Timed = { ...CHARGE_TIMED, deadlineArg: 7 };
 
 /**
- * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index set], this call's mark.
+ * KEYS: window_1..window_n, cap_1..cap_m (without the day), [index, earlier index set], this call's mark.
  * ARGV: 1 clock (h|r), 2 now, 3 n, 4 m, 5 index (1|0), 6 move a day's members aside (1: Redis
  *   Cluster, see below | 0), 7 the mark's lifetime in ms ('0': no retries, no mark), 8 deadline
  *   (Redis ms; '' = none), then day_j, offset_j per cap.
@@ -35,7 +36,7 @@ local clock, now_arg, n, m = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[
 local indexed, move_aside, mark_ttl, deadline = ARGV[5] == '1', ARGV[6] == '1', ARGV[7], ARGV[8]
 local caps, days, offsets = {}, {}, {}
 for j = 1, m do caps[j], days[j], offsets[j] = KEYS[n + j], tonumber(ARGV[7 + 2 * j]), tonumber(ARGV[8 + 2 * j]) end
-local index_key, mark_key = KEYS[n + m + 1], KEYS[#KEYS]
+local index_key, legacy_key, mark_key = KEYS[n + m + 1], KEYS[n + m + 2], KEYS[#KEYS]
 ${NOW}${DAY_OF}
 -- run after the caller gave up (a paused Redis): it was told the reset failed, so nothing is cleared
 if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
@@ -58,15 +59,16 @@ for j = 1, m do
   redis.call('DEL', set)
 end
 if indexed then
-  local records = redis.call('SMEMBERS', index_key)
-  for i = 1, #records, 500 do
-    redis.call('UNLINK', unpack(records, i, math.min(i + 499, #records)))
+  for _, records in ipairs({ redis.call('ZRANGE', index_key, 0, -1), redis.call('SMEMBERS', legacy_key) }) do
+    for i = 1, #records, 500 do
+      redis.call('UNLINK', unpack(records, i, math.min(i + 499, #records)))
+    end
   end
-  redis.call('DEL', index_key)
+  redis.call('DEL', index_key, legacy_key)
 end
 return { 'd', rt_us }
 `,
-  sha: "471e3819d8d81f639acac77790e6dcc1472eb6b8",
+  sha: "328b2775f1390779275c7cd96486f8a494f6db9c",
 };
 
 /**
@@ -79,7 +81,7 @@ return { 'd', rt_us }
 export function resetCall(redisKey: (key: string) => string, clock: "h" | "r", request: ResetRequest, now: number, cluster = false, mark: { readonly key: string; readonly ttlMs: number } = { key: "reset-mark", ttlMs: 0 }): ScriptCall {
   const keys = [...request.windows.map(redisKey), ...request.caps.map((c) => redisKey(c.key))];
   const scope = request.idempotencyScope;
-  if (scope !== undefined) keys.push(redisKey(indexKey(scope)));
+  if (scope !== undefined) keys.push(redisKey(indexKey(scope)), redisKey(legacyIndexKey(scope)));
   keys.push(redisKey(mark.key));
   // the deadline (ARGV 8) is set by the store's link as it sends (RESET_TIMED)
   const args = [clock, String(now), String(request.windows.length), String(request.caps.length), scope === undefined ? "0" : "1", cluster ? "1" : "0", String(mark.ttlMs), ""];
