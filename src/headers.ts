@@ -19,9 +19,13 @@ function remainingOf(budget: BudgetSpec, reading: WindowReading): number {
   return Math.max(0, budget.limit - reading.count);
 }
 
-/** Whole seconds until the window resets (at least 1); a budget with no open window shows its whole window. */
+/**
+ * Whole seconds until the window resets (at least 1); a budget with no open window (no count: the
+ * stores read none as `{ count: 0, resetAt: 0 }`) shows its whole window. (A clock before 1970 read
+ * that 0 as a reset to come: an unused budget showed the seconds to 1970; found by a mutation review.)
+ */
 function resetOf(budget: BudgetSpec, reading: WindowReading, now: number): number {
-  return reading.resetAt > now ? Math.max(1, Math.ceil((reading.resetAt - now) / 1000)) : budget.window;
+  return reading.count > 0 && reading.resetAt > now ? Math.max(1, Math.ceil((reading.resetAt - now) / 1000)) : budget.window;
 }
 
 /**

@@ -9,6 +9,7 @@
  * Nothing else is touched: other credentials, other newsletters, a credential's share of a
  * newsletter's dispatch count (that count belongs to the newsletter).
  */
+import { asSnapshotError } from "./snapshot-check.js";
 import { resolveConfig, type CompiledConfig, type PolicyConfig } from "./config.js";
 import type { PolicyOptions } from "./config-types.js";
 import { knownKeys } from "./config-fields.js";
@@ -118,5 +119,12 @@ export function reset(usage: Usage, target: ResetTarget, now: number, config?: P
   assertTarget(target, "target");
   assertNow(now, "now");
   assertUsage(usage);
-  return resetUsage(usage, resetRequest(target, resolveConfig(config), now));
+  const request = resetRequest(target, resolveConfig(config), now);
+  try {
+    return resetUsage(usage, request);
+  } catch (error) {
+    // no host code runs here: what is thrown is the snapshot's shape (a null bucket threw a
+    // TypeError where evaluate, release and prune throw PolicyConfigError; found by a diff review)
+    throw asSnapshotError(error);
+  }
 }

@@ -156,8 +156,14 @@ export function placeOf(key: string): number {
 
 /** A budget window of a snapshot, in the snapshot's own layout (`hash`: placeOf(key), when known). */
 export function windowOf(usage: UsageData, key: string, hash?: number): SnapshotWindow | undefined {
-  if (usage.layout !== LAYOUT) return recordAt(usage.windows, key, fnv1a(key));
-  return recordAt(usage.windows, key, hash ?? placeOf(key));
+  const place = hash ?? placeOf(key);
+  if (usage.layout !== LAYOUT) {
+    // where a snapshot written before layouts keeps it; or, when a host's serializer dropped the
+    // layout of one written since, where this version put it (it was read as no window: a spent
+    // budget answered 200; found by a diff review). A key is in one place or the other.
+    return recordAt(usage.windows, key, fnv1a(key)) ?? recordAt(usage.windows, key, place);
+  }
+  return recordAt(usage.windows, key, place);
 }
 
 /**
@@ -202,7 +208,7 @@ export function slotOf<X>(level: Level<X> | undefined, i: number): X | undefined
   let value: X | undefined;
   if (Array.isArray(level)) {
     // nothing this library writes (below): a level of another length was read as empty buckets
-    if (level.length !== 16) throw new TypeError(`a level of the snapshot holds ${level.length} buckets, not 16`);
+    if (level.length !== 16) notBuckets(level);
     value = (level as readonly X[])[i];
   } else value = own(level as Readonly<Record<string, X>>, DIGITS[i]!);
   // the engine's own slots first: its empty object, or an array (a level, branch or leaf: never empty)
@@ -212,7 +218,13 @@ export function slotOf<X>(level: Level<X> | undefined, i: number): X | undefined
   if (typeof value === "object" && value !== null) return isEmpty(value) ? undefined : value;
   // nothing this library writes: a null or a number was read as an empty bucket, and a spent budget
   // as room (found by a black-box review); the callers report it as the snapshot's (snapshot-check.ts)
-  throw new TypeError(`a bucket of the snapshot is ${value === null ? "null" : typeof value}, not records`);
+  return notBuckets(value);
+}
+
+/** What {@link slotOf} and {@link inLeaf} throw for a level or bucket no snapshot holds (a cold path: kept out of them). */
+function notBuckets(value: unknown): never {
+  const what = value === null ? "null" : Array.isArray(value) ? `a list of ${value.length}, not 16` : typeof value;
+  throw new TypeError(`a level or bucket of the snapshot is ${what}, not records`);
 }
 
 /** An empty object (an empty slot, or a leaf with no records); never an array. */
@@ -243,7 +255,7 @@ function isBranch<T>(node: BucketNode<T> | undefined): node is readonly BucketNo
 /** The record under `key` in a leaf (pairs, or an older snapshot's object). */
 function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined {
   if (!Array.isArray(leaf)) {
-    if (leaf !== undefined && (typeof leaf !== "object" || leaf === null)) throw new TypeError(`a bucket of the snapshot is ${leaf === null ? "null" : typeof leaf}, not records`);
+    if (leaf !== undefined && (typeof leaf !== "object" || leaf === null)) notBuckets(leaf);
     return own(leaf as Readonly<Record<string, T>> | undefined, key);
   }
   const pairs = leaf as Pairs<T>;

@@ -9,7 +9,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { emptyUsage, evaluate, PolicyConfigError, prune, release, type Decision, type PolicyOptions, type Usage } from "../src/index.js";
+import { emptyUsage, evaluate, PolicyConfigError, prune, release, reset, type Decision, type PolicyOptions, type Usage } from "../src/index.js";
 import { T0, key, unfrozenPath } from "./fixtures.js";
 
 const config: PolicyOptions = { docsUrl: "https://docs.example/errors", budgets: { general: { limit: 5, window: 60 } }, caps: { dispatch: { limit: 2 } } };
@@ -117,8 +117,18 @@ describe("DESIGN §10: a tampered snapshot is a PolicyConfigError naming usage, 
         expect((thrown as PolicyConfigError).field, name).toBe("usage");
       }
     }
-    // the snapshot as stored, and one written before layouts (no layout field), are read
+    // the snapshot as stored is read; so is one whose layout a host's serializer dropped: its
+    // windows are found where this version put them (it was read as none: a spent general answered
+    // 200 with 59 remaining; found by a diff review)
     expect(step(me, JSON.parse(json) as Usage).decision.status).toBe(429);
+    const { layout: _dropped, ...withoutLayout } = parsed;
+    expect(step(me, withoutLayout as unknown as Usage).decision.status).toBe(429);
+    expect(admitted(me, withoutLayout as unknown as Usage, 20)).toBe(0);
+    // the pure reset meets the same shapes: PolicyConfigError, never a TypeError (found by a diff review)
+    for (const change of [{ keys: sixteen(null) }, { windows: sixteen(7) }, { caps: sixteen(sixteen(null)) }]) {
+      const usage = { ...parsed, ...change } as unknown as Usage;
+      expect(() => reset(usage, { credential }, T0 + 1, config), JSON.stringify(change).slice(0, 40)).toThrow(PolicyConfigError);
+    }
   });
 
   it("a leaf of an odd length, a bucket nested 100 000 deep, a seq as text: PolicyConfigError, never a TypeError or RangeError", () => {

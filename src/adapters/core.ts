@@ -36,7 +36,7 @@ export interface AdapterOptions<Req, Replay> {
    * policy answers `not_found`. A throw goes to the framework's error handling, like `who`.
    * `target.segments` are the path's segments as the policy judges them and the framework's route
    * parameters hold them (percent-decoded): look the id up there, not in the raw URL. Not called
-   * for a path the policy refuses (400).
+   * for a path the policy cannot read (400 naming `path`).
    */
   newsletter?: (req: Req, target: ResourceTarget) => string | undefined | Promise<string | undefined>;
   /**

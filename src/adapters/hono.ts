@@ -37,31 +37,17 @@ function rawPath(url: string): string {
   return end < 0 ? url.slice(start) : url.slice(start, end);
 }
 
-const UTF8 = new TextDecoder();
-
 /**
- * The body as the handler's `c.req.json()` reads it: Hono parses any body as JSON, whatever its
- * Content-Type, so the policy judges it whatever the Content-Type too (a body sent as text/plain
- * was not judged, and the same Idempotency-Key with another body was answered as a replay, not a
- * conflict; found by an adapter review). A body that is not JSON is judged as its text (an
- * Idempotency-Key binds it); none, or an empty one, as no body. Read as bytes, which Hono keeps for
- * the handler: `c.req.json()`, `text()`, `parseBody()` and `arrayBuffer()` still read it, unchanged.
+ * The JSON body, as the handler's `c.req.json()` reads it, of a request whose Content-Type says JSON;
+ * Hono keeps the parsed text, so the handler can still call `c.req.json()`. A body of another type
+ * is not read: a handler may read it raw (`c.req.raw`, a stream, a multipart upload whose boundary
+ * changes on every retry), which a read here would spend or bind to an Idempotency-Key byte for byte
+ * (both were tried and broke handlers and retries; found by a diff review). So JSON sent as
+ * `text/plain` is not judged: send JSON as `application/json` (docs/integration.md).
  */
-async function requestBody(c: Context): Promise<unknown> {
-  if (c.req.method === "GET" || c.req.method === "HEAD") return undefined;
-  let bytes: ArrayBuffer;
-  try {
-    bytes = await c.req.arrayBuffer();
-  } catch {
-    return undefined; // no body to read (the client went away): the handler reads none either
-  }
-  if (bytes.byteLength === 0) return undefined;
-  const text = UTF8.decode(bytes);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
+async function jsonBody(c: Context): Promise<unknown> {
+  if (c.req.method === "GET" || c.req.method === "HEAD" || !/\bjson\b/i.test(c.req.header("content-type") ?? "")) return undefined;
+  return c.req.json().catch(() => undefined);
 }
 
 /** `response` with the headers it lacks; a copy when its headers are immutable (a Response from fetch). */
@@ -112,7 +98,7 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
       header: (name) => c.req.header(name),
       // read once `who` has answered: a request without a credential makes the server read no body
       // (it read and parsed one of 150 MB before `who` could refuse it; found by an adapter review)
-      readBody: () => requestBody(c),
+      readBody: () => jsonBody(c),
     });
     const { headers } = outcome.decision;
     if (outcome.kind === "refuse") return c.json(outcome.decision.body, outcome.decision.status as 400, headers);

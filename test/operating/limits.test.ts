@@ -143,6 +143,15 @@ describe.each(WAYS)("spec §8 budgets are defaults: the plan's limits (who.limit
     expect(next.headers).toMatchObject({ "RateLimit-Remaining": "0", "RateLimit-Reset": "3600" });
   });
 
+  it("DESIGN §3: a window stamped more than a window ahead (a clock 2 h behind), refused under a longer plan, tells the same Retry-After in every store (Redis told the stored size's 60 s; found by a diff review)", async () => {
+    const r = runner(way);
+    await r.check(subscribers, as({ budgets: { audience: { limit: 1, window: 60 } } }));
+    r.advance(-7_200);
+    const refused = await r.check(subscribers, as({ budgets: { audience: { limit: 1, window: 3_600 } } }));
+    expect(refused.status).toBe(429);
+    expect(refused.headers).toMatchObject({ "Retry-After": "3600", "RateLimit-Reset": "3600" });
+  });
+
   it("a window a charge grows tells its new end (the charge makes it start + the larger size)", async () => {
     const r = runner(way);
     await r.check(subscribers, as({ budgets: { audience: { limit: 5, window: 60 } } }));

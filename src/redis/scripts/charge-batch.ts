@@ -153,7 +153,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "167fb1aa58c187f5e6dad0370cc52f58fdbc7ece",
+  sha: "569e86ba1cc6d5b4a466793674a1935128b2a65c",
 };
 
 /**

@@ -52,7 +52,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "8c2ccb023f3ced2f5c7a92a3fbbeb84ce424d864",
+  sha: "972a42453d004b5536ab7eecde69cdea9b1e0f1f",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

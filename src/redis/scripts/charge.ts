@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "3387f75a62ec377a72d2ed60929eec6c410d1cb3",
+  sha: "51a5de6dd63b1dfebfd88510d87fa087eafd2f73",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "31295a8a2f84f150c5e27d279c34544379ff16fb",
+  sha: "83835949b55edfd271646c98b5bec595e8f80702",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */

@@ -69,8 +69,8 @@ end
 export const OPEN_WINDOW = `-- mirrors readWindow (src/charge.ts): a window is open until start + the size it was last charged
 -- with ('w'; nil when it is this window's own text, which is then not converted), whatever size it is
 -- read with (fixed windows, DESIGN §4; another plan's smaller size does not end it early), and its
--- reset is then, unless a charge grows it (charge-steps.ts). Stamped after now, it keeps its start
--- however far ahead (hosts share this store: see security.md); its reset reads at most one window away
+-- reset is then, unless a charge grows it (charge-steps.ts). Stamped after now, it keeps its start (see
+-- security.md); its reset reads as readWindow's: a window away at most (the size read with, past it)
 local s, c, w = tonumber(r[1]), tonumber(r[2]), r[3] ~= win_text and tonumber(r[3]) or nil
 local count, reset, start = 0, 0, nil
-if s ~= nil and c ~= nil and now < s + (w or win) then count, reset, start = c, (now < s and now or s) + (w or win), s end`;
+if s ~= nil and c ~= nil and now < s + (w or win) then count, reset, start = c, s > now + win and now + win or (now < s and now or s) + (w or win), s end`;

@@ -29,7 +29,7 @@ ${indented(OPEN_WINDOW)}
 end
 return res
 `,
-  sha: "bc389525406fa6b130b532894c93c424b8b1e205",
+  sha: "3cc4ffba654faa3e511be91dedb51d94c50f2a21",
 };
 
 /** Encodes a `READ` call; `key` names a store key in Redis. */
