@@ -4,7 +4,7 @@ import type { FastifyRequest } from "fastify";
 import { Hono } from "hono";
 import { expectTypeOf, test } from "vitest";
 import { newsletterPolicy as honoPolicy, type PolicyEnv } from "../../src/adapters/hono.js";
-import type { ExpressPolicyOptions } from "../../src/adapters/express.js";
+import type { ExpressPolicyOptions, ResourceTarget } from "../../src/adapters/express.js";
 import type { NodeGuard } from "../../src/adapters/node.js";
 import type { AllowedDecision, Who } from "../../src/index.js";
 import "../../src/adapters/fastify.js";
@@ -35,4 +35,13 @@ test("node: the guard resolves to the allowed decision or undefined", () => {
 test("DESIGN Adapters: onReplay's (decision, req, res) shape is accepted by every adapter, Hono too (the Context is both; found by a black-box review)", () => {
   honoPolicy({ policy: null as never, who: null as never, onReplay: (_decision, _req, res) => res.json({ replayed: true }) });
   honoPolicy({ policy: null as never, who: null as never, onReplay: (_decision, c) => c.json({ replayed: true }) });
+});
+
+test("DESIGN Adapters (newsletter resolver): (req) => … still fits; the second argument gives the judged segments as a read-only list", () => {
+  expectTypeOf<Parameters<NonNullable<ExpressPolicyOptions["newsletter"]>>[1]>().toEqualTypeOf<ResourceTarget>();
+  expectTypeOf<ResourceTarget["segments"]>().toEqualTypeOf<readonly string[]>();
+  const oneArgument: ExpressPolicyOptions["newsletter"] = (req) => req.path;
+  const twoArguments: ExpressPolicyOptions["newsletter"] = (_req, { segments }) => segments[1];
+  honoPolicy({ policy: null as never, who: null as never, newsletter: (_c, { segments }) => (segments[0] === "articles" ? "nl_1" : undefined) });
+  void [oneArgument, twoArguments];
 });
