@@ -152,6 +152,16 @@ describe.each(WAYS)("spec §8 budgets are defaults: the plan's limits (who.limit
     expect(refused.headers).toMatchObject({ "Retry-After": "3600", "RateLimit-Reset": "3600" });
   });
 
+  it("DESIGN §4: a window stamped more than a window ahead, charged under a shorter plan, tells the same RateLimit-Reset in every store, and status agrees (Redis told the stored hour; found by a review)", async () => {
+    const r = runner(way);
+    r.advance(7_200);
+    await r.check(subscribers, as({ budgets: { audience: { limit: 5, window: 3_600 } } })); // opened 2 h ahead, an hour's window
+    r.advance(-7_200);
+    const charged = await r.check(subscribers, as()); // the config's 60 s window
+    expect(charged.status).toBe(200);
+    expect(charged.headers).toMatchObject({ "RateLimit-Reset": "60" });
+  });
+
   it("a window a charge grows tells its new end (the charge makes it start + the larger size)", async () => {
     const r = runner(way);
     await r.check(subscribers, as({ budgets: { audience: { limit: 5, window: 60 } } }));

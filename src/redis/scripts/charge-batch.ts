@@ -153,7 +153,7 @@ if memo_ttl ~= '0' then look_up_memos() end`;
 /** The charges of one batch, run one after another (see {@link batchSource}). */
 export const CHARGE_BATCH: Script = {
   source: batchSource(CHARGE.source),
-  sha: "569e86ba1cc6d5b4a466793674a1935128b2a65c",
+  sha: "666d812e2426212b6f4427cb7856e9028cd3d735",
 };
 
 /**

@@ -52,7 +52,7 @@ redis.call('HSET', memo_key, nonce, memo)
 redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
 return res
 `,
-  sha: "972a42453d004b5536ab7eecde69cdea9b1e0f1f",
+  sha: "5f189118c255ff6260ed421e8d7feb41b4cc5593",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */

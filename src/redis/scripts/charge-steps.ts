@@ -79,7 +79,7 @@ if not spent then
     else
       -- an open window keeps its start, however far ahead, and its expiry
       local start, stored = at[2 * i - 1], at[2 * i] == win_text and win or (tonumber(at[2 * i]) or win)
-      count, reset = count + 1, (now < start and now or start) + math.max(stored, win)
+      count, reset = count + 1, start > now + win and now + win or (now < start and now or start) + math.max(stored, win)
       redis.call('HSET', key, 'c', num(count))
       if stored < win then
         -- a plan grew the window (a smaller size keeps it: readWindow): it ends at start + the new size;

@@ -114,7 +114,7 @@ local cap_key = KEYS[(idem_key and 4 or 3) + n]
 `,
     TAKE_CAP,
   ),
-  sha: "51a5de6dd63b1dfebfd88510d87fa087eafd2f73",
+  sha: "8d9f8be1052f6891a9ca2b262c70d07e696534d8",
 };
 
 /** The charge scripts' deadline argument (0-based in ARGV) and how their replies carry Redis's time. */

@@ -43,7 +43,7 @@ end
  */
 export const CLUSTER_STEP1: Script = {
   source: chargeSource("local cap_name, new_member = ARGV[13], ARGV[14]\n", TAKE_CAP),
-  sha: "83835949b55edfd271646c98b5bec595e8f80702",
+  sha: "8e740f31f1558f9c5a36a0cbc887e817396357b6",
 };
 
 /** Step 1 answered `p`: what step 2 needs. */
