@@ -275,81 +275,85 @@ describe("DESIGN §7: a released key's use that counts again records the key afr
   const sender = key({ nl_1: { sending: "write" } });
   const schedule: PolicyRequest = { method: "POST", path: "/articles/a_1/schedule", newsletter: "nl_1", idempotencyKey: "K", body: { at: "2026-12-01T09:00:00Z" } };
   const ways = ["evaluate", "MemoryStore", "RedisStore"] as const;
-  it.each(ways)("%s: a release at the very end of the key's 24 h frees it, so that after a clock step back its retry runs and counts again, and a second release changes nothing (it stayed a replay; found by a black-box review)", async (way) => {
-    let now = T0;
-    let usage: Usage = emptyUsage();
+
+  /** One way of deciding the schedule, with a clock the test sets; `close` tidies Redis. */
+  function session(way: (typeof ways)[number], label: string) {
+    const state = { now: T0, usage: emptyUsage() as Usage };
     const redis = way === "RedisStore" ? ioredis() : undefined;
-    const prefix = uniquePrefix("idempotency-edge");
-    const policy = createPolicy({ store: redis ? new RedisStore({ redis: ioredisCall(redis), prefix }) : new MemoryStore(), clock: () => now });
-    const ask = async (): Promise<Decision> => {
-      if (way !== "evaluate") return policy.check(schedule, { credential: sender, roles });
-      const r = evaluate({ ...schedule, requestId: `r${now}` }, { credential: sender, roles, usage, now });
-      usage = r.usage;
-      return r.decision;
+    const prefix = uniquePrefix(label);
+    const policy = createPolicy({ store: redis ? new RedisStore({ redis: ioredisCall(redis), prefix }) : new MemoryStore(), clock: () => state.now });
+    return {
+      state,
+      redis,
+      prefix,
+      async ask(): Promise<Decision> {
+        if (way !== "evaluate") return policy.check(schedule, { credential: sender, roles });
+        const r = evaluate({ ...schedule, requestId: `r${state.now}` }, { credential: sender, roles, usage: state.usage, now: state.now });
+        state.usage = r.usage;
+        return r.decision;
+      },
+      /** Releases `d`: the next usage (evaluate), or what the store answered. */
+      async giveBack(d: Decision): Promise<boolean | Usage> {
+        if (way !== "evaluate") return policy.release(d);
+        const before = state.usage;
+        state.usage = release(state.usage, d, state.now);
+        return state.usage === before ? before : state.usage;
+      },
+      async close(): Promise<void> {
+        if (redis === undefined) return;
+        await cleanUp(redis, prefix);
+        redis.disconnect();
+      },
     };
+  }
+
+  it.each(ways)("%s: a release at the very end of the key's 24 h frees it, so that after a clock step back its retry runs and counts again, and a second release changes nothing (it stayed a replay; found by a black-box review)", async (way) => {
+    const s = session(way, "idempotency-edge");
     try {
-      const first = await ask();
+      const first = await s.ask();
       expect(first.charged.caps).toEqual(["dispatch"]);
-      now = T0 + 24 * H; // the record's end, exactly: the schedule failed downstream, released now
-      if (way === "evaluate") usage = release(usage, first, now);
-      else expect(await policy.release(first)).toBe(true);
-      now -= 60_000; // the clock steps back a minute: the record is live again, and no longer counted
-      const retry = await ask();
+      s.state.now = T0 + 24 * H; // the record's end, exactly: the schedule failed downstream, released now
+      const released = await s.giveBack(first);
+      if (way !== "evaluate") expect(released).toBe(true);
+      s.state.now -= 60_000; // the clock steps back a minute: the record is live again, and no longer counted
+      const retry = await s.ask();
       expect(retry.reason).toEqual({ rule: "allowed" });
       expect(retry.charged.caps).toEqual(["dispatch"]);
       // the first ticket again: nothing more to uncount
-      if (way === "evaluate") expect(release(usage, first, now)).toBe(usage);
-      else expect(await policy.release(first)).toBe(false);
-      expect((await ask()).reason).toEqual({ rule: "allowed", replay: true }); // the retry's own charge stands
+      const before = s.state.usage;
+      const again = await s.giveBack(first);
+      if (way === "evaluate") expect(s.state.usage).toBe(before);
+      else expect(again).toBe(false);
+      expect((await s.ask()).reason).toEqual({ rule: "allowed", replay: true }); // the retry's own charge stands
     } finally {
-      if (redis) {
-        await cleanUp(redis, prefix);
-        redis.disconnect();
-      }
+      await s.close();
     }
   });
 
   it.each(ways)("%s: release, retry at +23 h (runs and counts again), retry at +25 h → a replay, no cap charged", async (way) => {
-    let now = T0;
-    let usage: Usage = emptyUsage();
-    const redis = way === "RedisStore" ? ioredis() : undefined;
-    const prefix = uniquePrefix("idempotency-renew");
-    const policy = createPolicy({ store: redis ? new RedisStore({ redis: ioredisCall(redis), prefix }) : new MemoryStore(), clock: () => now });
-    const ask = async (): Promise<Decision> => {
-      if (way !== "evaluate") return policy.check(schedule, { credential: sender, roles });
-      const r = evaluate({ ...schedule, requestId: `r${now}` }, { credential: sender, roles, usage, now });
-      usage = r.usage;
-      return r.decision;
-    };
-    const giveBack = async (d: Decision): Promise<void> => {
-      if (way === "evaluate") usage = release(usage, d, now);
-      else await policy.release(d);
-    };
+    const s = session(way, "idempotency-renew");
     try {
-      const first = await ask();
+      const first = await s.ask();
       expect(first.charged.caps).toEqual(["dispatch"]);
-      await giveBack(first); // the schedule failed downstream
-      now = T0 + 23 * H;
-      const again = await ask();
+      await s.giveBack(first); // the schedule failed downstream
+      s.state.now = T0 + 23 * H;
+      const again = await s.ask();
       expect(again.reason).toEqual({ rule: "allowed" }); // runs again
       expect(again.charged.caps).toEqual(["dispatch"]);
-      now = T0 + 25 * H;
-      const retry = await ask();
+      s.state.now = T0 + 25 * H;
+      const retry = await s.ask();
       expect(retry.reason).toEqual({ rule: "allowed", replay: true });
       expect(retry.charged.caps).toEqual([]);
-      now = T0 + 23 * H + 24 * H; // 24 h after the use that counted: the key is forgotten
-      expect((await ask()).reason).toEqual({ rule: "allowed" });
-      if (redis) {
+      s.state.now = T0 + 23 * H + 24 * H; // 24 h after the use that counted: the key is forgotten
+      expect((await s.ask()).reason).toEqual({ rule: "allowed" });
+      if (s.redis) {
         // the record's and the index's expiry follow the newest use
-        const keys = await keysUnder(redis, prefix);
+        const keys = await keysUnder(s.redis, s.prefix);
         const record = keys.find((k) => /:k:/.test(k) && !/^.*:x:k:/.test(k))!;
-        expect(await redis.pttl(record)).toBeGreaterThan(23 * H);
+        expect(await s.redis.pttl(record)).toBeGreaterThan(23 * H);
       }
     } finally {
-      if (redis) {
-        await cleanUp(redis, prefix);
-        redis.disconnect();
-      }
+      await s.close();
     }
   });
 });
