@@ -17,6 +17,7 @@ export { permitted } from "./permitted.js";
 export type { PolicyState } from "./evaluate.js";
 export type { Usage } from "./snapshot.js";
 export type { Policy, CreatePolicyOptions, StatusOptions } from "./policy-types.js";
+export type { ResourceTarget } from "./adapters/core.js";
 export type { Limits } from "./types.js";
 export type { Insurance } from "./insurance.js";
 export type { ResetTarget } from "./reset.js";
