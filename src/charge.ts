@@ -156,7 +156,7 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
  * uncounted nothing let a host whose clock was behind, charging after midnight, undo the release of
  * a host ahead: the ahead host's failed send stayed counted; found by a Redis drill.)
  */
-export function runRelease(tx: CounterTx, ticket: ReleaseTicket, now: number): boolean {
+export function runRelease(tx: CounterTx, ticket: ReleaseTicket): boolean {
   const removed = tx.removeCapMember(ticket.key, ticket.day, ticket.member);
   if (ticket.idempotencyKey !== undefined) {
     const record = tx.keyRecord(ticket.idempotencyKey);

@@ -113,7 +113,7 @@ export function release(usage: Usage, decision: Pick<Decision, "release">, now: 
   try {
     if (ticket === undefined) return sealed(usageData(usage)) as unknown as Usage;
     const tx = new SnapshotTx(usage);
-    runRelease(tx, ticket, now);
+    runRelease(tx, ticket);
     return tx.commit(now);
   } catch (error) {
     throw asSnapshotError(error);

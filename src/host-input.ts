@@ -52,6 +52,12 @@ export function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
+/** The one of `known` that `name` misspells (`limts`, `Limits` for `limits`), if any. */
+export function meantName(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  return known.find((k) => lower === k.toLowerCase() || distance(lower, k.toLowerCase()) <= 2);
+}
+
 /**
  * A host object's own field that is a misspelling of one of `known` (`limit`, `limts`, `Limits` for
  * `limits`): it would be dropped without a word, and the config's limits decide instead of the
@@ -61,8 +67,7 @@ export function distance(a: string, b: string): number {
 export function assertNoMisspelt(value: object, field: string, known: readonly string[]): void {
   for (const name in value) {
     if (known.includes(name) || !Object.hasOwn(value, name) || name.length > 32) continue;
-    const lower = name.toLowerCase();
-    const meant = known.find((k) => lower === k.toLowerCase() || distance(lower, k.toLowerCase()) <= 2);
+    const meant = meantName(name, known);
     if (meant !== undefined) throw new PolicyConfigError(`${field}.${name}`, `is not a field of ${field}; did you mean ${meant}? (known: ${known.join(", ")})`);
   }
 }

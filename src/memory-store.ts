@@ -110,7 +110,7 @@ export class MemoryStore implements PolicyStore {
    * if (decision.release) store.release(decision.release, Date.now());
    */
   release(ticket: ReleaseTicket, now: number): boolean {
-    return runRelease(this.tx, ticket, now);
+    return runRelease(this.tx, ticket);
   }
 
   /**

@@ -204,9 +204,14 @@ function parsePath(rawPath: string): PathRead {
  * URL charged the send of nl_1's article to nl_2's grant and cap (found by an adapter review).
  */
 export function judgedSegments(rawPath: string): readonly string[] | undefined {
-  if (!rawPath.startsWith("/") || rawPath.length > MAX_PATH) return undefined;
+  if (!isPathText(rawPath)) return undefined;
   const read = readPath(rawPath);
   return "segments" in read ? read.segments : undefined;
+}
+
+/** A string the policy reads as a path at all: starting with "/", within the bound. */
+function isPathText(rawPath: unknown): rawPath is string {
+  return typeof rawPath === "string" && rawPath.startsWith("/") && rawPath.length <= MAX_PATH;
 }
 
 function readPath(rawPath: string): PathRead {
@@ -275,7 +280,7 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   }
   const method = methodOf(request.method);
   if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown(rawPath), requestId };
-  if (typeof rawPath !== "string" || !rawPath.startsWith("/") || rawPath.length > MAX_PATH) {
+  if (!isPathText(rawPath)) {
     return { param: "path", detail: `must be a string starting with "/" of at most ${MAX_PATH} characters`, method, path: shown(rawPath), requestId };
   }
   const read = readPath(rawPath);

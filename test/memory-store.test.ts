@@ -9,6 +9,7 @@ import { MemoryStore } from "../src/memory-store.js";
 import { createPolicy, type Decision } from "../src/index.js";
 import { budgetKey } from "../src/store-keys.js";
 import type { BudgetCharge } from "../src/store.js";
+import { SwitchedStore } from "./operating/outage-store.js";
 
 const NAMES = ["general", "audience", "write", "exports"] as const;
 const SUBJECTS = ["k.a", "k.b", "o.a"] as const;
@@ -84,8 +85,7 @@ describe("spec §8 daily caps: a release ticket names a charge of the store that
   });
 
   it("an insured ticket of another process uncounts nothing in this one's insurance store", async () => {
-    const down = { charge: () => Promise.reject(new Error("down")), release: () => Promise.reject(new Error("down")), read: () => Promise.reject(new Error("down")) };
-    const insured = () => createPolicy({ store: down, insurance: { store: new MemoryStore(), share: 0.5 }, config: { caps: { dispatch: { limit: 4 } } }, clock: () => T });
+    const insured = () => createPolicy({ store: Object.assign(new SwitchedStore(), { down: true }), insurance: { store: new MemoryStore(), share: 0.5 }, config: { caps: { dispatch: { limit: 4 } } }, clock: () => T });
     const [p1, p2] = [insured(), insured()];
     const foreign = await p1.check(sendOf(1), who);
     expect(foreign).toMatchObject({ status: 200, degraded: true });

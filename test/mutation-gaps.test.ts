@@ -20,7 +20,7 @@ const credential: Credential = { id: "k_c7", kind: "api_key", newsletters: { nl_
 const run = (q: string) =>
   evaluate({ method: "GET", path: `/newsletters/nl_1/drafts?${q}` }, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: Date.UTC(2026, 0, 1), config }).decision;
 
-describe("gap C7: a host filter's default spec case", () => {
+describe("spec §7 #4/#5: a host filter without a spec case is case 4 when readers may send values, else 5 (mutant C7)", () => {
   it("a refused value of a filter with reader values is case 4; a filter a reader may not use is case 5", () => {
     expect(run("status=draft").reason).toMatchObject({ rule: "insufficient_scope", case: 4 });
     expect(run("label=x").reason).toMatchObject({ rule: "insufficient_scope", case: 5 });
@@ -37,7 +37,7 @@ describe("gap C7: a host filter's default spec case", () => {
 const now = Date.UTC(2026, 0, 1);
 const insightsOnly: Credential = { id: "k_c9", kind: "api_key", newsletters: { nl_1: { insights: "read" } } };
 
-describe("gap C9/C10: every expand path is judged for permission before any is judged as input (DESIGN §1)", () => {
+describe("DESIGN §1, spec §7 #7: every expand path is judged for permission before any is judged as input (mutants C9, C10)", () => {
   it("expand=nope,subscriber without audience: read is the 403 of spec §7 #7, not a 400 for the unknown path", () => {
     const { decision } = evaluate(
       { method: "GET", path: "/newsletters/nl_1/insights?expand=nope,subscriber" },
@@ -71,7 +71,7 @@ describe("gap C9/C10: every expand path is judged for permission before any is j
 const credential: Credential = { id: "k_ca1", kind: "api_key", newsletters: { nl_1: { sending: "write" } } };
 const config = defineConfig({ docsUrl: "https://docs.example.com/errors", caps: { dispatch: { limit: 1 } }, dayStartsAtUtcOffsetMinutes: 120 });
 
-describe("gap CA1: a day that starts at 00:00 UTC+02:00 ends at 22:00 UTC", () => {
+describe("DESIGN §6: a day that starts at 00:00 UTC+02:00 ends at 22:00 UTC (mutant CA1)", () => {
   it("at 10:00 UTC a dispatch-cap 429 says Retry-After 12 (hours)", () => {
     const now = Date.UTC(2026, 0, 1, 10);
     let usage = emptyUsage();
@@ -95,7 +95,7 @@ describe("gap CA1: a day that starts at 00:00 UTC+02:00 ends at 22:00 UTC", () =
 const credential: Credential = { id: "k_d4", kind: "api_key", newsletters: { nl_1: { sending: "write" } } };
 const config = defineConfig({ docsUrl: "https://docs.example.com/errors", caps: { dispatch: { limit: 1 } } });
 
-describe("gap D4: a daily-cap 429 reports the budgets it charged", () => {
+describe("DESIGN §2: a daily-cap 429 reports the budgets it charged (mutant D4)", () => {
   it("the second send of a cap of 1 is 429 and its decision lists general and write as charged", () => {
     let usage = emptyUsage();
     const now = Date.UTC(2026, 0, 1, 10);
@@ -120,7 +120,7 @@ describe("gap D4: a daily-cap 429 reports the budgets it charged", () => {
 
 const credential: Credential = { id: "k_f3", kind: "api_key", newsletters: { nl_1: { content: "read" } } };
 
-describe("gap F3: a parameter refusal's reason names the parameter", () => {
+describe("spec §7 #4: a parameter refusal's reason names the parameter, as its body does (mutant F3)", () => {
   it("a reader's status=draft: reason.param is status, as body.error.param", () => {
     const { decision } = evaluate({ method: "GET", path: "/newsletters/nl_1/articles?status=draft" }, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: Date.UTC(2026, 0, 1) });
     expect(decision.body?.error.param).toBe("status");
@@ -136,7 +136,7 @@ describe("gap F3: a parameter refusal's reason names the parameter", () => {
 
 const credential: Credential = { id: "k_h1", kind: "api_key", newsletters: {} };
 
-describe("gap H1: RateLimit-Reset rounds up", () => {
+describe("DESIGN §4: RateLimit-Reset is whole seconds rounded up (mutant H1)", () => {
   it("0.5 s into a 60 s window the reset is 60, not 59", () => {
     const t = Date.UTC(2026, 0, 1);
     const first = evaluate({ method: "GET", path: "/rate-limit" }, { credential, roles: {}, usage: emptyUsage(), now: t });
@@ -156,7 +156,7 @@ describe("gap H1: RateLimit-Reset rounds up", () => {
 const credential: Credential = { id: "k_h10", kind: "api_key", newsletters: { nl_1: { sending: "write" } } };
 const config = defineConfig({ docsUrl: "https://docs.example.com/errors", caps: { dispatch: { limit: 1 } } });
 
-describe("gap H10: a daily cap's Retry-After is rounded up", () => {
+describe("DESIGN §6, spec §7: a daily cap's Retry-After is whole hours rounded up (mutant H10)", () => {
   it("at 10:40 UTC (13 h 20 min before midnight) Retry-After is 14", () => {
     const now = Date.UTC(2026, 0, 1, 10, 40);
     let usage = emptyUsage();
@@ -173,22 +173,6 @@ describe("gap H10: a daily cap's Retry-After is rounded up", () => {
 }
 
 
-// h3-status-at-epoch.test.ts
-{
-// Mutant H3 (headers.ts resetOf: `reading.resetAt > now` -> `>=`). The store's "no open window" reading is { count: 0, resetAt: 0 },
-// so the mutant differs only when the clock reads exactly 0 (1970-01-01T00:00:00Z), which assertNow accepts.
-
-describe("gap H3: an unused budget shows its whole window (DESIGN §4), also at clock 0", () => {
-  it("policy.status at clock 0: general.reset is 60", async () => {
-    const policy = createPolicy({ store: new MemoryStore(), clock: () => 0 });
-    const credential: Credential = { id: "k_h3", kind: "api_key", newsletters: {} };
-    const body = await policy.status(credential);
-    expect(body.budgets.general).toEqual({ limit: 600, remaining: 600, reset: 60 });
-  });
-});
-}
-
-
 // l2-limit-digits.test.ts
 {
 // Mutant L2 (plan.ts isLimit: `digits > 15` -> `digits > 16`). Covered only by test/plan-input.test.ts (not by the spec tests).
@@ -197,7 +181,7 @@ const credential: Credential = { id: "k_l2", kind: "api_key", newsletters: { nl_
 const run = (limit: string) =>
   evaluate({ method: "GET", path: `/newsletters/nl_1/subscribers?limit=${limit}` }, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: Date.UTC(2026, 0, 1) }).decision;
 
-describe("gap L2: limit of 16 significant digits is not a whole number a JS number holds exactly", () => {
+describe("DESIGN §10: a limit of 16 significant digits is not a whole number a JS number holds exactly: 400 naming limit (mutant L2)", () => {
   it("15 digits pass, 16 digits are 400 invalid_request naming limit", () => {
     expect(run("123456789012345").status).toBe(200);
     const d = run("1234567890123456");
@@ -215,7 +199,7 @@ describe("gap L2: limit of 16 significant digits is not a whole number a JS numb
 
 const credential: Credential = { id: "k_l5", kind: "api_key", newsletters: { nl_1: { audience: "read" } } };
 
-describe("gap L5: a null role is 'no role now' (DESIGN §8)", () => {
+describe("DESIGN §8: a null role is 'no role now' (mutant L5)", () => {
   it("404, reason.cause no_role", () => {
     const { decision } = evaluate(
       { method: "GET", path: "/newsletters/nl_1/subscribers" },
@@ -236,7 +220,7 @@ describe("gap L5: a null role is 'no role now' (DESIGN §8)", () => {
 
 const now = Date.UTC(2026, 0, 1, 10);
 
-describe("gap LI2: a plan's test-send cap applies", () => {
+describe("spec §8 daily caps are defaults: a plan's test-send cap applies in evaluate (mutant LI2)", () => {
   it("limits.caps.testSend.limit 1: the second test send is 429", () => {
     const credential: Credential = { id: "k_li2", kind: "api_key", newsletters: { nl_1: { sending: "write" } } };
     const limits = { caps: { testSend: { limit: 1 } } };
@@ -251,7 +235,7 @@ describe("gap LI2: a plan's test-send cap applies", () => {
   });
 });
 
-describe("gap LI3: a plan's window-only change applies", () => {
+describe("spec §8 budgets are defaults: a plan's window-only change applies in evaluate (mutant LI3)", () => {
   it("limits.budgets.audience.window 120 shows in RateLimit-Policy", () => {
     const credential: Credential = { id: "k_li3", kind: "api_key", newsletters: { nl_1: { audience: "read" } } };
     const { decision } = evaluate(
@@ -269,7 +253,7 @@ describe("gap LI3: a plan's window-only change applies", () => {
 // Mutant P8 (src/permissions.ts ownLevel: `return level !== "none" && hasOwnProperty.call(grants, family) ? level : "none"` -> `return level`).
 // test/permissions.test.ts checks effectiveLevels against grantedLevel, which goes through the same ownLevel: a tautology.
 
-describe("gap P8: inherited grants grant nothing", () => {
+describe("spec §5.2: a credential holds only the grants it was minted with: inherited grants grant nothing (mutant P8)", () => {
   it("a grants object whose audience: read is inherited (not own) is refused subscribers.list", () => {
     const grants = Object.create({ audience: "read" }) as Record<string, string>;
     grants.content = "read";
@@ -297,7 +281,7 @@ const run = (credential: Credential, q: string) =>
 const both: Credential = { id: "k_q", kind: "api_key", newsletters: { nl_1: { insights: "read", audience: "read" } } };
 const insightsOnly: Credential = { id: "k_q2", kind: "api_key", newsletters: { nl_1: { insights: "read" } } };
 
-describe("gap Q1/Q3: expand values are decoded (+ is a space) and trimmed before they are judged", () => {
+describe("spec §7 #7: expand values are decoded (+ is a space) and trimmed before they are judged (mutants Q1, Q3)", () => {
   it("expand=+subscriber is the subscriber path: allowed with audience: read, 403 (not 400) without", () => {
     expect(run(both, "expand=+subscriber").status).toBe(200);
     expect(run(insightsOnly, "expand=+subscriber").status).toBe(403);
@@ -311,18 +295,16 @@ describe("gap Q1/Q3: expand values are decoded (+ is a space) and trimmed before
 }
 
 
-// negative clock (a bug the review found)
+// h3-status-at-epoch and the negative clock
 {
-// ORIGINAL-CODE BUG (fails on the original): DESIGN §4 "An unused budget shows its full size and its whole window".
-// The store's "no window" reading is the sentinel { count: 0, resetAt: 0 }; headers.ts resetOf tests `reading.resetAt > now`,
-// so for any clock before the epoch (assertNow accepts down to -8.64e15) an unused budget shows the time to 1970 as its reset.
-
-describe("original bug: an unused budget's reset before 1970", () => {
-  it("DESIGN §4: an unused budget shows its whole window with a clock before 1970: policy.status at -10 000 ms gives general.reset 60 (it gave the 10 s to 1970)", async () => {
-    const policy = createPolicy({ store: new MemoryStore(), clock: () => -10_000 });
-    const credential: Credential = { id: "k_neg", kind: "api_key", newsletters: {} };
+// Mutant H3 (headers.ts resetOf: `reading.resetAt > now` -> `>=`) differs only at clock 0; before 1970 the
+// original read the store's "no window" reading ({ count: 0, resetAt: 0 }) as a reset to come.
+describe("DESIGN §4: an unused budget shows its whole window, at clock 0 and before 1970 (mutant H3, and a bug the review found)", () => {
+  it.each([0, -10_000])("policy.status at clock %d: general is 600 remaining, reset 60 (before 1970 it gave the seconds to 1970)", async (now) => {
+    const policy = createPolicy({ store: new MemoryStore(), clock: () => now });
+    const credential: Credential = { id: "k_h3", kind: "api_key", newsletters: {} };
     const body = await policy.status(credential);
-    expect(body.budgets.general.reset).toBe(60);
+    expect(body.budgets.general).toEqual({ limit: 600, remaining: 600, reset: 60 });
   });
 });
 }

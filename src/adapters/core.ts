@@ -184,8 +184,12 @@ export function holdMethod(req: { method?: string | undefined }, judged: string)
  */
 export async function decide<Req>(options: AdapterOptions<Req, unknown>, req: Req, incoming: Incoming): Promise<Outcome> {
   const who = await options.who(req);
-  const segments = options.newsletter === undefined ? undefined : judgedSegments(incoming.path);
-  const newsletter = segments === undefined ? undefined : await options.newsletter!(req, { segments });
+  let newsletter: string | undefined;
+  if (options.newsletter !== undefined) {
+    // not asked for a path the policy cannot read: it refuses that one 400 whoever owns it
+    const segments = judgedSegments(incoming.path);
+    if (segments !== undefined) newsletter = await options.newsletter(req, { segments });
+  }
   const body = incoming.readBody === undefined ? incoming.body : await incoming.readBody();
   const request: PolicyRequest & { [BOTH_QUERIES]?: true } = {
     method: incoming.method,

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { AllowedDecision } from "../types.js";
-import { assertOptions, decide, isReplay, originForm, rateLimitAnswer, releaser, releaseWhenFailed, sendFailed, type AdapterOptions, type ResourceTarget } from "./core.js";
+import { assertOptions, decide, isReplay, originForm, rateLimitAnswer, releaser, releaseWhenFailed, type AdapterOptions, type ResourceTarget } from "./core.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -39,7 +39,6 @@ export type FastifyPolicyOptions = AdapterOptions<FastifyRequest, FastifyReplay>
 const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) => {
   assertOptions(options);
   const headers = new WeakMap<FastifyRequest, Record<string, string>>();
-  const releases = new WeakMap<FastifyRequest, () => Promise<void>>();
   app.decorateRequest("decision", undefined as unknown as AllowedDecision);
 
   app.addHook("preValidation", async (request, reply) => {
@@ -64,27 +63,19 @@ const plugin: FastifyPluginAsync<FastifyPolicyOptions> = async (app, options) =>
       if (reply.sent) return reply;
     }
     request.decision = outcome.decision;
-    // on the raw response too: a handler that takes the response over (`reply.hijack()`) skips
-    // onSend, and its answer went out without them and, failed, without the release (two failed
-    // sends spent a cap of 2; found by an adapter review)
+    // on the raw response too, and the release watched there as Express and node:http watch it: a
+    // handler that takes the response over (`reply.hijack()`) skips onSend, and its answer went out
+    // without them and, failed, without the release (two failed sends spent a cap of 2; found by an
+    // adapter review). A thrown handler's answer (Fastify's 500) ends the raw response too.
     for (const [name, value] of Object.entries(outcome.decision.headers)) reply.raw.setHeader(name, value);
-    if (outcome.decision.release !== undefined) {
-      const release = releaser(options.policy, outcome.decision);
-      releases.set(request, release);
-      releaseWhenFailed(reply.raw, release);
-    }
+    if (outcome.decision.release !== undefined) releaseWhenFailed(reply.raw, releaser(options.policy, outcome.decision));
     return undefined;
-  });
-
-  app.addHook("onError", async (request) => {
-    await releases.get(request)?.();
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
     // an error handler may answer after clearing headers: every response carries them (spec §8)
     const set = headers.get(request);
     if (set !== undefined) for (const [name, value] of Object.entries(set)) if (!reply.hasHeader(name)) reply.header(name, value);
-    if (sendFailed(reply.statusCode)) await releases.get(request)?.();
     return payload;
   });
 };

@@ -2,7 +2,7 @@
  * Reading a trace file: JSON lines of requests `{ time, credential, roles, request }`, with
  * credentials defined once on their own line and named by id afterwards. Pure: no files, no clock.
  */
-import { distance } from "../host-input.js";
+import { meantName } from "../host-input.js";
 import type { Credential, Limits, PolicyRequest, Roles } from "../types.js";
 
 /** One line of a trace (JSON lines): when, who, and what was asked. */
@@ -39,7 +39,7 @@ const DEFINITION_FIELDS = ["credential", "roles", "limits"];
 function assertFields(value: Record<string, unknown>, known: readonly string[], n: number): void {
   for (const name of Object.keys(value)) {
     if (known.includes(name)) continue;
-    const meant = known.find((k) => name.toLowerCase() === k || distance(name.toLowerCase(), k) <= 2);
+    const meant = meantName(name, known);
     throw new Error(`trace line ${n}: "${name.slice(0, 40)}" is not a field of a trace line${meant === undefined ? "" : `; did you mean ${meant}?`} (fields: ${known.join(", ")})`);
   }
 }

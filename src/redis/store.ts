@@ -120,7 +120,7 @@ export class RedisStore implements PolicyStore {
    * Uncounts one daily-cap charge and lets its idempotency key count again; idempotent.
    *
    * @param ticket - `decision.release` of an allowed send, schedule or test send.
-   * @param now - the host's clock (ms); ignored when `clock` is `"redis"`.
+   * @param now - ms since the epoch (the PolicyStore signature; a release is the same at any time).
    * @returns true when the charge was still counted.
    * @example
    * if (decision.release) await store.release(decision.release, Date.now());
@@ -133,7 +133,7 @@ export class RedisStore implements PolicyStore {
       const { keys, args } = clusterReleaseCall(ticket, key);
       return decodeClusterRelease(await this.link.run(CLUSTER_RELEASE, "release", keys, args));
     }
-    const { keys, args } = releaseCall(ticket, this.clock, now, key);
+    const { keys, args } = releaseCall(ticket, key);
     return decodeRelease(await this.link.run(RELEASE, "release", keys, args));
   }
 

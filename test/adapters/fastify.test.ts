@@ -1,7 +1,7 @@
 /** The Fastify adapter on a real Fastify 5 server (see scenario.ts for the cases). */
 import type { AddressInfo } from "node:net";
 import Fastify from "fastify";
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { newsletterPolicy } from "../../src/adapters/fastify.js";
 import { describeAdapter, type Host, type Running } from "./scenario.js";
 
@@ -48,8 +48,7 @@ describeAdapter("Fastify 5", start, ({ call, host }) => {
     // call() checks every RateLimit-* header is present
     const failed = await call("/articles/a_1/schedule", "owner-hijack", { method: "POST" });
     expect(failed.status).toBe(500);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(host.releases).toBe(before + 1);
+    await vi.waitFor(() => expect(host.releases).toBe(before + 1));
     const decision = host.decisions.at(-1)!;
     expect(decision).toMatchObject({ operation: "articles.schedule", allowed: true });
     expect(await host.policy.release(decision)).toBe(false); // released already: counts nothing any more

@@ -67,7 +67,7 @@ function rawAnswer(base: string, request: string, ms: number): Promise<string> {
   });
 }
 
-describeAdapter("Hono 4", start, ({ call, base }) => {
+describeAdapter("Hono 4", start, ({ call, base, host }) => {
   it("DESIGN Adapters: `who` answers before the body is read: a request without a credential that announces 50 MB is answered 401 before it has sent its body (the adapter read and parsed a 150 MB body first; found by an adapter review)", async () => {
     const head = "POST /articles/a_1/send HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nobody\r\nContent-Type: application/json\r\nContent-Length: 50000000\r\n\r\n{";
     expect((await rawAnswer(base(), head, 5_000)).split("\r\n")[0]).toBe("HTTP/1.1 401 Unauthorized");
@@ -85,7 +85,8 @@ describeAdapter("Hono 4", start, ({ call, base }) => {
         raw: `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello\r\n--${boundary}--\r\n`,
       });
     expect((await upload("b1")).status).toBe(200);
-    expect((await upload("b2")).status).toBe(200); // a replay, not a 409
+    expect((await upload("b2")).status).toBe(200);
+    expect(host.decisions.at(-1)!.reason).toEqual({ rule: "allowed", replay: true }); // a replay, not a 409
   });
 
   it("DESIGN §7: JSON sent as text/plain (fetch's default for a string) is judged as c.req.json() reads it: one Idempotency-Key with two such bodies is 409, and a test send's `to` is counted (found by reviews)", async () => {

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPolicy, MemoryStore, type Decision, type PolicyRequest } from "../../src/index.js";
 import { RedisStore, type RedisCall } from "../../src/redis/index.js";
-import { T0, get, key, post } from "../fixtures.js";
-import { cleanUp, counting, ioredis, ioredisCall, nodeRedis, nodeRedisCall, plainMembers, uniquePrefix } from "./helpers.js";
+import { plainMembers, T0, get, key, post } from "../fixtures.js";
+import { cleanUp, counting, ioredis, ioredisCall, nodeRedis, nodeRedisCall, uniquePrefix } from "./helpers.js";
 
 const admin = ioredis();
 const root = uniquePrefix("adapters");

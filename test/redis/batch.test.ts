@@ -12,8 +12,8 @@ import { CHARGE } from "../../src/redis/scripts/charge.js";
 import { CHARGE_PLAIN, loneCharge } from "../../src/redis/scripts/charge-plain.js";
 import { batchCall, batchReplies, CHARGE_BATCH, decodeBatch } from "../../src/redis/scripts/charge-batch.js";
 import { budgetKey, subjectOf } from "../../src/store-keys.js";
-import { T0, key } from "../fixtures.js";
-import { counting, ioredisCall, lateFirstSend, plainMembers, sharedRedis } from "./helpers.js";
+import { plainMembers, T0, key } from "../fixtures.js";
+import { counting, ioredisCall, lateFirstSend, sharedRedis } from "./helpers.js";
 
 const { redis, root } = sharedRedis("batch");
 let run = 0;

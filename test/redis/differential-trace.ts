@@ -6,8 +6,7 @@
 import { expect } from "vitest";
 import fc from "fast-check";
 import { createPolicy, MemoryStore, type Credential, type Decision, type PolicyOptions, type PolicyStore } from "../../src/index.js";
-import { T0, key } from "../fixtures.js";
-import { plainMembers } from "./helpers.js";
+import { plainMembers, T0, key } from "../fixtures.js";
 
 const config: PolicyOptions = {
   budgets: { general: { limit: 10, window: 10 }, audience: { limit: 3, window: 5 }, write: { limit: 8, window: 20 } },

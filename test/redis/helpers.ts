@@ -97,13 +97,3 @@ export function lateFirstSend(call: RedisCall, ms: number): RedisCall & { calls:
   return late;
 }
 
-/**
- * `value` with MemoryStore's cap-charge names (`m<the store's tag>.<n>`) written as a single Redis
- * primary writes them (`m<n>`): both count from 1 in the order they charge, so the same charges
- * have the same n; only MemoryStore's tag (which keeps another store's tickets from naming its
- * charges) differs.
- */
-export function plainMembers<T>(value: T): T {
-  if (value === undefined) return value;
-  return JSON.parse(JSON.stringify(value).replace(/(["":])m[0-9a-z]+\.(\d+)"/g, '$1m$2"')) as T;
-}

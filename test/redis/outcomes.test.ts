@@ -3,8 +3,8 @@ import type { Redis } from "ioredis";
 import { createPolicy, MemoryStore, PolicyConfigError, type ChargeOutcome, type ChargeRequest } from "../../src/index.js";
 import { RedisStore, type RedisStoreOptions } from "../../src/redis/index.js";
 import type { ReleaseTicket } from "../../src/types.js";
-import { T0 } from "../fixtures.js";
-import { cleanUp, ioredis, ioredisCall, plainMembers, uniquePrefix } from "./helpers.js";
+import { plainMembers, T0 } from "../fixtures.js";
+import { cleanUp, ioredis, ioredisCall, uniquePrefix } from "./helpers.js";
 
 const DAY = 86_400_000;
 const redis: Redis = ioredis();

@@ -66,7 +66,7 @@ it("a reset that ran but whose reply was lost: the store's retry finds its mark 
     { timeoutMs: 150, retries: 1 },
   );
   for (let i = 0; i < 2; i++) expect((await policy.check(read, who)).status).toBe(200);
-  await expect(policy.reset({ credential: alice })).resolves.not.toThrow();
+  await policy.reset({ credential: alice });
   expect(lost).toBe(true);
   expect((await policy.check(read, who)).status).toBe(200);
 });
