@@ -76,13 +76,23 @@ export function expandNeedsPermission(expand: string, path: string, needs: Requi
   return `expand=${expand} on ${path} needs ${needs} on newsletter "${newsletter}"; this credential holds ${heldPhrase(held)} there.`;
 }
 
-/** DESIGN §3: the budget a 429 names. */
-export function budgetSpent(report: BudgetReport): string {
+/**
+ * DESIGN §3: the budget a 429 names. `retryAfter` is the request's own wait (the longest of its
+ * spent budgets'): when another spent budget of the request waits longer than the named one, the
+ * message says so, since spec §7 asks for the same request after Retry-After and not before (a
+ * message that said only "general refills in 9 s" invited a retry that another budget refused
+ * until 59 s; found by a conformance review).
+ */
+export function budgetSpent(report: BudgetReport, retryAfter: number = report.reset, longest?: BudgetReport): string {
   const size = `${report.limit} requests per ${report.window} seconds`;
+  const also =
+    longest === undefined || retryAfter <= report.reset
+      ? ""
+      : ` This request also needs the ${longest.name} budget, spent as well: send it again after Retry-After (${retryAfter} s).`;
   if (report.name === "general") {
-    return `The general budget (${size}) is spent: no call can be made with this credential until it refills in ${report.reset} s.`;
+    return `The general budget (${size}) is spent: no call can be made with this credential until it refills in ${report.reset} s.${also}`;
   }
-  return `The ${report.name} budget (${size}) is spent; it refills in ${report.reset} s. Calls outside the ${report.name} budget remain possible.`;
+  return `The ${report.name} budget (${size}) is spent; it refills in ${report.reset} s. Calls outside the ${report.name} budget remain possible.${also}`;
 }
 
 /** When a day starts, as `00:00 UTC` or `00:00 UTC+02:00`. */

@@ -122,7 +122,9 @@ function byPlan(plan: Plan, requestId: string, docsUrl: string, degraded: boolea
 function budgetSpent(plan: Plan, requestId: string, docsUrl: string, degraded: boolean | undefined, headers: Record<string, string>, windows: readonly WindowReading[], now: number): Decision {
   const { spent, named, retryAfter } = spentBudgets(plan, windows, now);
   headers["Retry-After"] = String(retryAfter);
-  const refused = refusal(requestId, docsUrl, 429, "rate_limited", say.budgetSpent(named));
+  // the spent budget that waits longest, when it is not the one named
+  const longest = spent.reduce((a, b) => (b.reset > a.reset ? b : a), named);
+  const refused = refusal(requestId, docsUrl, 429, "rate_limited", say.budgetSpent(named, retryAfter, longest));
   return decision(plan, requestId, degraded, headers, { rule: "budget_spent", budget: named.name, spent }, nothing(), refused);
 }
 

@@ -27,6 +27,24 @@ describe("spec §7 rate_limited: status 429, message names the budget or cap, Re
     expect(s.run(post("/newsletters/nl_1/articles")).allowed).toBe(true);
   });
 
+  it("retrying: send the same request after Retry-After and not before; a message naming general tells the longer wait of another spent budget", () => {
+    const s = new Session(all, { nl_1: "owner" }, { budgets: { general: { limit: 5, window: 10 }, audience: { limit: 5, window: 60 } } });
+    s.repeat(5, get("/newsletters/nl_1/subscribers"));
+    s.advance(1);
+    const d = s.run(get("/newsletters/nl_1/subscribers"));
+    expect(d.status).toBe(429);
+    expect(d.reason).toMatchObject({ rule: "budget_spent", budget: "general" });
+    expect(d.headers["Retry-After"]).toBe("59");
+    expect(d.body?.error.message).toContain("refills in 9 s");
+    expect(d.body?.error.message).toContain("This request also needs the audience budget, spent as well: send it again after Retry-After (59 s).");
+    // one spent budget: its own wait, nothing more said
+    s.advance(10);
+    const audienceOnly = s.run(get("/newsletters/nl_1/subscribers"));
+    expect(audienceOnly.reason).toMatchObject({ rule: "budget_spent", budget: "audience" });
+    expect(audienceOnly.body?.error.message).not.toContain("also needs");
+    expect(audienceOnly.body?.error.message).toContain(`refills in ${audienceOnly.headers["Retry-After"]} s`);
+  });
+
   it("write budget spent: message names write", () => {
     const s = new Session(all, { nl_1: "owner" }, { budgets: { write: { limit: 1, window: 60 } } });
     s.run(post("/newsletters/nl_1/articles"));
