@@ -22,4 +22,10 @@ export const BOUNDS = Object.freeze({
   keyedBodyValues: 50_000,
   /** Characters of a keyed body's canonical JSON (about its JSON size): its fingerprint hashes all of it. */
   keyedBodyLength: 1_048_576,
+  /**
+   * Arrays and objects open inside one another in a keyed body (a value that holds itself is past
+   * it): no request body nests this deep, and a 50 000-deep one cost more than a flat one of the
+   * same size.
+   */
+  keyedBodyDepth: 256,
 });

@@ -17,12 +17,13 @@ import { utf8Safe } from "./store-keys.js";
 const HASH_HEX = 32;
 const HASH_SUFFIX = new RegExp(` [0-9a-f]{${HASH_HEX}}$`);
 
-/** An array or object being written: its values read when it was opened, and how far it is written. */
+/** An array or object being written: what is read of it, and how far it is written. */
 interface Open {
   readonly container: object;
   /** Sorted keys of an object; undefined for an array. */
   readonly keys: readonly string[] | undefined;
-  readonly values: readonly unknown[];
+  /** Its values (an array's elements, an object's keys) in all. */
+  readonly size: number;
   next: number;
 }
 
@@ -32,101 +33,173 @@ export interface CanonicalBounds {
   readonly values: number;
   /** Characters of text at most. */
   readonly length: number;
+  /** Arrays and objects open inside one another at most (a cycle is past any such bound). */
+  readonly depth: number;
 }
 
-const UNBOUNDED: CanonicalBounds = { values: Infinity, length: Infinity };
+/**
+ * Why a body has no canonical text: past the bounds, not readable as data (a getter, a Proxy trap
+ * that throws), or an object that is not JSON data (a Map, a Set, a Date, a class instance).
+ */
+export interface CanonicalFailure {
+  readonly problem: "bounds" | "unreadable" | "not_data";
+}
+
+const PAST_BOUNDS: CanonicalFailure = Object.freeze({ problem: "bounds" });
+const UNREADABLE_BODY: CanonicalFailure = Object.freeze({ problem: "unreadable" });
+const NOT_DATA: CanonicalFailure = Object.freeze({ problem: "not_data" });
+
+/** Values and characters unbounded; nesting bounded as a keyed body's is, so that a cycle ends. */
+const UNBOUNDED: CanonicalBounds = { values: Infinity, length: Infinity, depth: BOUNDS.keyedBodyDepth };
+
+/** What {@link ownData} answers for an accessor, or when a trap throws. */
+const UNREADABLE: unique symbol = Symbol("unreadable");
+
+/** An own data property of a body's array or object, read without running its code; undefined when absent (a hole). */
+function ownData(container: object, name: string | number): unknown {
+  try {
+    const property = Object.getOwnPropertyDescriptor(container, name);
+    if (property === undefined) return undefined;
+    return "value" in property ? property.value : UNREADABLE;
+  } catch {
+    return UNREADABLE;
+  }
+}
+
+/** A getter of the platform's own, by the prototype that holds it (read once, here). */
+const intrinsic = (proto: object, name: string): ((this: unknown) => unknown) => Object.getOwnPropertyDescriptor(proto, name)!.get!;
+const TYPED = Object.getPrototypeOf(Uint8Array.prototype) as object;
+const typedBuffer = intrinsic(TYPED, "buffer");
+const typedOffset = intrinsic(TYPED, "byteOffset");
+const typedLength = intrinsic(TYPED, "byteLength");
+const viewBuffer = intrinsic(DataView.prototype, "buffer");
+const viewOffset = intrinsic(DataView.prototype, "byteOffset");
+const viewLength = intrinsic(DataView.prototype, "byteLength");
+
+/**
+ * The bytes of a Buffer, typed array, DataView or ArrayBuffer (what a raw body parser hands over),
+ * read through the platform's own getters (an own `buffer` accessor on the object is never run);
+ * undefined for anything else.
+ */
+function bytesOf(v: object): Uint8Array | undefined {
+  if (ArrayBuffer.isView(v)) {
+    const [buffer, offset, length] = v instanceof DataView ? [viewBuffer.call(v), viewOffset.call(v), viewLength.call(v)] : [typedBuffer.call(v), typedOffset.call(v), typedLength.call(v)];
+    return new Uint8Array(buffer as ArrayBuffer, offset as number, length as number);
+  }
+  return v instanceof ArrayBuffer ? new Uint8Array(v) : undefined;
+}
+
+/** Every byte as two lowercase hex digits. */
+const HEX2 = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** Bytes as the canonical text writes them: `!bytes:` and two hex digits a byte. */
+function bytesText(bytes: Uint8Array): string {
+  let text = "!bytes:";
+  for (let i = 0; i < bytes.length; i++) text += HEX2[bytes[i]!]!;
+  return text;
+}
 
 /**
  * A canonical text of a JSON-like value: object keys sorted, strings and keys as `JSON.stringify`
  * writes them (so lone surrogates are escaped and the text is well-formed). Two values give the same
  * text exactly when they are the same JSON (whatever their key order). Never throws and never
- * recurses: values the JSON parser cannot produce get a tag of their own (`undefined`, functions,
- * bigints), a cycle reads as `!cycle`, and a getter or proxy that throws as `!unreadable` (an array's
- * elements and an object's values are read when it is opened, in order).
+ * recurses. Values the JSON parser cannot produce get a tag of their own (`undefined` and an
+ * array's hole alike, functions, bigints), and bytes (a Buffer, a typed array, an ArrayBuffer: what
+ * a raw body parser hands over) read as `!bytes:` and their hex digits. Nesting is bounded
+ * (`depth`), and a cycle is past any bound: a value that holds itself has no text (it used to read
+ * as `!cycle`; the set of open containers that told it cost more than the rest of a deep body's walk).
  *
- * One frame per array or object, not per value (a frame per value made a 500 000-element body cost
- * ~280 ms); the text is the same as before, so that a key recorded before an upgrade still matches.
+ * Read as the descriptor is (request.ts): own data properties only, every trap inside try/catch. A
+ * getter is never run, and a body that cannot be read that way (a getter, a Proxy trap that
+ * throws), or holds an object that is not data (a Map, a Set, a Date, a class instance: each would
+ * read as `{}`, so two of them made two bodies one), has no text: a key bound to a body it could not
+ * read turned a second, different body into a replay instead of a 409 (found by a hostile-input drill).
  *
- * @param bounds - values and characters at most: past either, undefined (the work stops there).
+ * One frame per array or object, not per value, and the text built as one string (a frame per value
+ * made a 500 000-element body cost ~280 ms; an array of parts joined at the end, with every value
+ * read when its container was opened, ~1 µs a value); the text of JSON data is the same as
+ * before, so that a key recorded before an upgrade still matches.
+ *
+ * @param bounds - values and characters at most: past either, {@link CanonicalFailure} `bounds`
+ *   (the work stops there; a container's size and a string's or bytes' length are checked before
+ *   they are read).
  */
-export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDED): string | undefined {
-  const out: string[] = [];
-  const open = new Set<object>();
+export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDED): string | CanonicalFailure {
   const stack: Open[] = [];
-  let length = 0;
+  let out = "";
   let count = 0;
   let v = value;
   for (;;) {
     // write v: a primitive's text, or the opening of an array or object
-    if (++count > bounds.values) return undefined;
-    let text: string;
-    if (v === null) text = "null";
+    if (++count > bounds.values) return PAST_BOUNDS;
+    if (v === null) out += "null";
     else if (typeof v === "string") {
       // its JSON text is at least its length and two quotes: a string past the bound is not copied to learn so
-      if (length + v.length + 2 > bounds.length) return undefined;
-      text = JSON.stringify(v);
-    }
-    else if (typeof v === "number") text = Number.isFinite(v) ? String(v) : `!${String(v)}`; // String is JSON.stringify for a finite number
-    else if (typeof v === "boolean") text = v ? "true" : "false";
-    else if (typeof v === "bigint") text = `!${v}n`;
-    else if (typeof v !== "object") text = `!${typeof v}`;
-    else if (open.has(v)) text = "!cycle";
+      if (out.length + v.length + 2 > bounds.length) return PAST_BOUNDS;
+      out += JSON.stringify(v);
+    } else if (typeof v === "number") out += Number.isFinite(v) ? String(v) : `!${String(v)}`; // String is JSON.stringify for a finite number
+    else if (typeof v === "boolean") out += v ? "true" : "false";
+    else if (typeof v === "bigint") out += `!${v}n`;
+    else if (typeof v !== "object") out += `!${typeof v}`;
     else {
-      const opening = opened(v, out, open, stack, bounds.values - count);
-      if (opening === undefined) return undefined;
-      text = opening;
+      // one more array or object inside the open ones: past the bound before it is read
+      if (stack.length >= bounds.depth) return PAST_BOUNDS;
+      const opening = opened(v, stack, bounds.values - count, bounds.length - out.length);
+      if (typeof opening !== "string") return opening;
+      out += opening;
     }
-    out.push(text);
-    length += text.length;
-    if (length > bounds.length) return undefined;
+    if (out.length > bounds.length) return PAST_BOUNDS;
     // the next value to write, closing what is done
     let top = stack[stack.length - 1];
-    while (top !== undefined && top.next === top.values.length) {
-      out.push(top.keys === undefined ? "]" : "}");
-      open.delete(top.container);
+    while (top !== undefined && top.next === top.size) {
+      out += top.keys === undefined ? "]" : "}";
       stack.pop();
       top = stack[stack.length - 1];
     }
-    if (top === undefined) return out.join("");
+    if (top === undefined) return out;
     const i = top.next++;
-    const separator = top.keys === undefined ? (i > 0 ? "," : "") : `${i > 0 ? "," : ""}${JSON.stringify(top.keys[i])}:`;
-    if (separator !== "") {
-      out.push(separator);
-      length += separator.length;
+    if (top.keys === undefined) {
+      if (i > 0) out += ",";
+      v = ownData(top.container, i);
+    } else {
+      const key = top.keys[i]!;
+      out += i > 0 ? `,${JSON.stringify(key)}:` : `${JSON.stringify(key)}:`;
+      v = ownData(top.container, key);
     }
-    v = top.values[i];
+    if (v === UNREADABLE) return UNREADABLE_BODY;
   }
 }
 
 /**
- * Opens an array or object: reads its values (an object's by its sorted keys) and pushes its frame.
- * Returns the text that opens it, or `!unreadable` after what it wrote when a read throws (a getter,
- * or a Proxy's trap: the text then stays as the reading left it), or undefined when it holds more
- * values than `room` (the bound is passed before they are read).
+ * Opens an array or object: checks its size against `room` before any of its values is read and
+ * pushes its frame, answering the text that opens it; or writes bytes whole (within `length`).
  */
-function opened(v: object, out: string[], open: Set<object>, stack: Open[], room: number): string | undefined {
+function opened(v: object, stack: Open[], room: number, length: number): string | CanonicalFailure {
   try {
     if (Array.isArray(v)) {
-      // Array.isArray throws for a revoked Proxy: nothing is written before it
-      out.push("[");
+      // Array.isArray throws for a revoked Proxy
+      const size = ownData(v, "length");
+      if (typeof size !== "number") return UNREADABLE_BODY;
       // more elements than values left: past the bound before any is read
-      if (v.length > room) return undefined;
-      const values: unknown[] = [];
-      for (let i = 0; i < v.length; i++) values.push(v[i]);
-      stack.push({ container: v, keys: undefined, values, next: 0 });
-    } else {
-      out.push("{");
-      const names = Object.keys(v);
-      if (names.length > room) return undefined; // before the sort, which grows faster than the listing
-      const keys = names.sort();
-      const values: unknown[] = [];
-      for (const key of keys) values.push((v as Record<string, unknown>)[key]);
-      stack.push({ container: v, keys, values, next: 0 });
+      if (size > room) return PAST_BOUNDS;
+      stack.push({ container: v, keys: undefined, size, next: 0 });
+      return "[";
     }
-    open.add(v);
-    return "";
+    const bytes = bytesOf(v);
+    if (bytes !== undefined) {
+      if (7 + 2 * bytes.length > length) return PAST_BOUNDS;
+      return bytesText(bytes);
+    }
+    // a plain object: its prototype a root (Object.prototype of any realm), or none
+    const proto: unknown = Object.getPrototypeOf(v);
+    if (proto !== null && Object.getPrototypeOf(proto) !== null) return NOT_DATA;
+    const names = Object.keys(v);
+    if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
+    const keys = names.sort();
+    stack.push({ container: v, keys, size: keys.length, next: 0 });
+    return "{";
   } catch {
-    return "!unreadable";
+    return UNREADABLE_BODY;
   }
 }
 
@@ -140,15 +213,16 @@ function opened(v: object, out: string[], open: Set<object>, stack: Open[], room
  * @param newsletter - the newsletter the request is on when the path does not name it (the
  *   descriptor's `newsletter`); undefined when the path names it, or there is none.
  * @returns `METHOD /path <32 hex digits>`; no control characters (the Redis store relies on it).
- *   Undefined when the body is past the bounds a fingerprint reads (BOUNDS.keyedBodyValues and
- *   keyedBodyLength: docs/security.md): the plan refuses it, having done no more work than that.
+ *   A {@link CanonicalFailure} when the body is past the bounds a fingerprint reads
+ *   (BOUNDS.keyedBodyValues and keyedBodyLength: docs/security.md), cannot be read, or is not data:
+ *   the plan refuses it, having done no more work than that.
  */
-export function requestFingerprint(method: string, path: string, query: ReadonlyMap<string, readonly string[]>, body: unknown, newsletter?: string): string | undefined {
+export function requestFingerprint(method: string, path: string, query: ReadonlyMap<string, readonly string[]>, body: unknown, newsletter?: string): string | CanonicalFailure {
   const names = [...query.keys()].sort();
   const queryText = JSON.stringify(names.map((name) => [name, query.get(name)]));
   // the query is bounded by the descriptor's reading; the body only here, before the work that grows with it
   const bodyText = canonicalJson(body, KEYED_BODY);
-  if (bodyText === undefined) return undefined;
+  if (typeof bodyText !== "string") return bodyText;
   // a newsletter the path does not name (the descriptor's, as the host resolved it) is part of the
   // request: one key sent to two newsletters is two requests (DESIGN §7: a conflict), never a replay
   // on the other newsletter's cap (found by a review of RedisStore on a cluster: the two-step send
@@ -159,7 +233,7 @@ export function requestFingerprint(method: string, path: string, query: Readonly
   return `${method} ${utf8Safe(path)} ${hash}`;
 }
 
-const KEYED_BODY: CanonicalBounds = { values: BOUNDS.keyedBodyValues, length: BOUNDS.keyedBodyLength };
+const KEYED_BODY: CanonicalBounds = { values: BOUNDS.keyedBodyValues, length: BOUNDS.keyedBodyLength, depth: BOUNDS.keyedBodyDepth };
 
 /** The `METHOD /path` part of a fingerprint, for messages. */
 export function describeFingerprint(fingerprint: string): string {

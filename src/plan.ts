@@ -6,7 +6,7 @@
 import { BOUNDS } from "./bounds.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
-import { requestFingerprint } from "./fingerprint.js";
+import { requestFingerprint, type CanonicalFailure } from "./fingerprint.js";
 import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
@@ -43,6 +43,13 @@ export interface Plan {
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Why a keyed write's body cannot be bound to its Idempotency-Key (fingerprint.ts), as its 400 says. */
+const UNKEYABLE: Readonly<Record<CanonicalFailure["problem"], string>> = {
+  bounds: `must be at most ${BOUNDS.keyedBodyValues.toLocaleString("en")} JSON values, ${BOUNDS.keyedBodyLength.toLocaleString("en")} characters and ${BOUNDS.keyedBodyDepth} arrays or objects deep (never holding itself) to be bound to an Idempotency-Key`,
+  unreadable: "could not be read to be bound to an Idempotency-Key: pass plain data (a getter or a Proxy that throws is not read)",
+  not_data: "must be JSON data (objects, arrays, strings, numbers, booleans, null) or bytes to be bound to an Idempotency-Key, not a Map, Set, Date or class instance",
+};
 /**
  * A positive whole number a JS integer holds exactly: leading zeros, then 1 to 15 digits, the first
  * not 0 (`/^0*[1-9][0-9]{0,14}$/`, read by hand: a regular expression run was 1.5 % of a check).
@@ -128,9 +135,8 @@ function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, reque
     return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined, "", role);
   }
   const fingerprint = requestFingerprint(request.method, request.path, request.keyQuery, request.body, op.newsletterAt < 0 ? newsletter : undefined);
-  if (fingerprint === undefined) {
-    const detail = `must be at most ${BOUNDS.keyedBodyValues.toLocaleString("en")} JSON values and ${BOUNDS.keyedBodyLength.toLocaleString("en")} characters to be bound to an Idempotency-Key`;
-    return planOf(config, op, request.requestId, newsletter, view, invalid("body", detail), undefined, "", role);
+  if (typeof fingerprint !== "string") {
+    return planOf(config, op, request.requestId, newsletter, view, invalid("body", UNKEYABLE[fingerprint.problem]), undefined, "", role);
   }
   return planOf(config, op, request.requestId, newsletter, view, undefined, key, fingerprint, role);
 }

@@ -11,6 +11,8 @@ import { RedisStore } from "../src/redis/index.js";
 import { cleanUp, ioredis, ioredisCall, keysUnder, uniquePrefix } from "./redis/helpers.js";
 import { canonicalJson, requestFingerprint } from "../src/fingerprint.js";
 import { T0, key } from "./fixtures.js";
+import { BOUNDS } from "../src/bounds.js";
+import { runInNewContext } from "node:vm";
 
 const credential = key({ nl_1: { content: "write", sending: "write", audience: "write" } });
 const roles = { nl_1: "owner" };
@@ -171,22 +173,28 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       }),
       { numRuns: 500 },
     );
-    // the odd shapes the walk was written for, one by one
-    const cyclic: Record<string, unknown> = { a: [1] };
-    cyclic.self = cyclic;
-    (cyclic.a as unknown[]).push(cyclic);
-    const throwing = Object.defineProperty({ b: 1 }, "x", { enumerable: true, get: () => { throw new Error("no"); } });
+    // the odd shapes the walk was written for, one by one: readable ones write the text they wrote
     const revoked = Proxy.revocable([], {});
     revoked.revoke();
     const shared = { s: 1 };
-    for (const v of [cyclic, throwing, [1, throwing, 2], { p: revoked.proxy }, [shared, shared], [[], {}, [[]]], new Array(3), { __proto__: null, z: 1 }]) {
+    for (const v of [[shared, shared], [[], {}, [[]]], new Array(3), { __proto__: null, z: 1 }]) {
       expect(canonicalJson(v)).toBe(canonicalJsonBefore(v));
     }
+    // a getter, a revoked Proxy or a cycle has no text now (below)
+    const throwing = Object.defineProperty({ b: 1 }, "x", { enumerable: true, get: () => { throw new Error("no"); } });
+    expect(canonicalJson([1, throwing, 2])).toEqual({ problem: "unreadable" });
+    expect(canonicalJson({ p: revoked.proxy })).toEqual({ problem: "unreadable" });
   });
 
   it("a keyed write's body is bounded before the work that grows with it (docs/security.md): past 50 000 values or 1 MiB of JSON it is refused 400 naming body, its elements unread; without a key it is not fingerprinted at all (found by a black-box review: a 1 MB body cost 369 ms)", () => {
     let reads = 0;
-    const counted = (length: number) => new Proxy(new Array(length).fill(0), { get: (t, k) => (typeof k === "string" && /^\d+$/.test(k) && reads++, Reflect.get(t, k)) });
+    const isIndex = (k: string | symbol) => typeof k === "string" && /^\d+$/.test(k);
+    // an element read either way: by get, or by its own property descriptor (the reader's way)
+    const counted = (length: number) =>
+      new Proxy(new Array(length).fill(0), {
+        get: (t, k) => (isIndex(k) && reads++, Reflect.get(t, k)),
+        getOwnPropertyDescriptor: (t, k) => (isIndex(k) && reads++, Reflect.getOwnPropertyDescriptor(t, k)),
+      });
     const keyed = (body: unknown) => evaluate(testSend([], { body: { to: ["a@example.com"], ...(body as object) }, idempotencyKey: "k-1" }), { credential, roles, usage: emptyUsage(), now: T0 }).decision;
     expect(keyed({ pad: counted(1_000_000) }).body?.error).toMatchObject({ code: "invalid_request", param: "body" });
     expect(reads).toBe(0);
@@ -200,17 +208,100 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     expect(plain.allowed).toBe(true);
   });
 
-  it("canonicalJson never throws and never recurses: cycles, deep nesting, throwing getters, odd values", () => {
+  it("canonicalJson never throws and never recurses: deep nesting and cycles past the depth bound, getters unread, odd values tagged", () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
-    let deep: unknown = "leaf";
-    for (let i = 0; i < 100_000; i++) deep = [deep];
-    const throwing = Object.defineProperty({}, "x", { enumerable: true, get: () => { throw new Error("no"); } });
-    expect(canonicalJson(cyclic)).toBe('{"a":1,"self":!cycle}');
-    expect(canonicalJson(deep)).toHaveLength(100_000 * 2 + 6);
-    expect(canonicalJson(throwing)).toContain("!unreadable");
+    const nested = (depth: number): unknown => {
+      let deep: unknown = "leaf";
+      for (let i = 0; i < depth; i++) deep = [deep];
+      return deep;
+    };
+    expect(canonicalJson(cyclic)).toEqual({ problem: "bounds" });
+    expect(canonicalJson(nested(100_000))).toEqual({ problem: "bounds" });
+    expect(canonicalJson(nested(BOUNDS.keyedBodyDepth))).toHaveLength(BOUNDS.keyedBodyDepth * 2 + 6);
+    expect(canonicalJson(nested(BOUNDS.keyedBodyDepth + 1))).toEqual({ problem: "bounds" });
+    let runs = 0;
+    const getter = Object.defineProperty({}, "x", { enumerable: true, get: () => ++runs });
+    expect(canonicalJson(getter)).toEqual({ problem: "unreadable" });
+    expect(runs).toBe(0);
     expect(canonicalJson([undefined, 1n, NaN, () => 1])).toBe("[!undefined,!1n,!NaN,!function]");
     expect(canonicalJson(undefined)).not.toBe(canonicalJson(null));
+  });
+
+  // docs/security.md: a body is read as the descriptor is, own data properties only, and bounded
+  // before the work that grows with it. Found by a hostile-input drill: a getter in a keyed body ran,
+  // a body whose Proxy traps threw was fingerprinted as "unreadable" (two different ones under one
+  // key: a replay, not a 409), two Maps both read as {}, and a Buffer's every index was listed
+  // before the bound (a 10 MB typed array: ~3.6 s a call).
+  describe("a keyed write's body: data only, read without running its code (docs/security.md)", () => {
+    const send = (body: unknown, usage: Usage = emptyUsage()) =>
+      evaluate({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "P", body, requestId: "r" }, { credential, roles, usage, now: T0 });
+    const refusedBody = (body: unknown) => send(body).decision.body?.error;
+
+    it("a getter in the body is never run: 400 naming body", () => {
+      let runs = 0;
+      const body = { to: "x", get at() { return ++runs; } };
+      expect(refusedBody(body)).toMatchObject({ code: "invalid_request", param: "body" });
+      expect(refusedBody([body])).toMatchObject({ code: "invalid_request", param: "body" });
+      expect(runs).toBe(0);
+    });
+
+    it("a Proxy whose traps throw is a 400, so two different ones under one key are never a replay", () => {
+      const a = send(new Proxy({}, { ownKeys() { throw new Error("1"); } }));
+      expect(a.decision.body?.error).toMatchObject({ code: "invalid_request", param: "body" });
+      expect(a.decision.body?.error.message).toContain("could not be read");
+      expect(refusedBody({ inner: new Proxy({ other: 2 }, { getOwnPropertyDescriptor() { throw new Error("2"); } }) })).toMatchObject({ param: "body" });
+    });
+
+    it.each([
+      ["a Map", new Map([["a", 1]])],
+      ["a Set", new Set([1])],
+      ["a Date", new Date(0)],
+      ["a class instance", new (class Body { a = 1; })()],
+      ["a Map inside", { to: [new Map()] }],
+    ])("%s is not JSON data: 400 naming body (two of them no longer read as one {})", (_what, body) => {
+      const error = refusedBody(body);
+      expect(error).toMatchObject({ code: "invalid_request", param: "body" });
+      expect(error?.message).toContain("must be JSON data");
+    });
+
+    it("a null-prototype object, and a plain object of another realm, are data", () => {
+      expect(send({ __proto__: null, a: 1 }).decision.allowed).toBe(true);
+      expect(send(runInNewContext("({ a: [1, { b: 2 }] })")).decision.allowed).toBe(true);
+      expect(canonicalJson(runInNewContext("({ b: 2, a: [1] })"))).toBe(canonicalJson({ a: [1], b: 2 }));
+    });
+
+    it("bytes (a Buffer, a typed array, an ArrayBuffer) are bound by their bytes: the same bytes replay, other bytes conflict", () => {
+      const first = send(Buffer.from("hello"));
+      expect(first.decision.allowed).toBe(true);
+      const again = send(new Uint8Array(Buffer.from("hello")), first.usage);
+      expect(again.decision.reason).toMatchObject({ replay: true });
+      expect(send(Buffer.from("hellp"), first.usage).decision.status).toBe(409);
+      expect(canonicalJson(Buffer.from([0, 255]))).toBe("!bytes:00ff");
+      expect(canonicalJson(new Uint8Array([1, 2, 3, 4]).subarray(1, 3))).toBe("!bytes:0203");
+      expect(canonicalJson(new DataView(new Uint8Array([9, 10]).buffer, 1))).toBe("!bytes:0a");
+      expect(canonicalJson(new Uint8Array([7]).buffer)).toBe("!bytes:07");
+      // an own accessor over a platform getter is never run
+      let runs = 0;
+      const shadowed = Object.defineProperty(new Uint8Array([1]), "buffer", { get: () => (runs++, new ArrayBuffer(8)) });
+      expect(canonicalJson(shadowed)).toBe("!bytes:01");
+      expect(runs).toBe(0);
+    });
+
+    it("bytes are bounded by their length before any is read: a 10 MB typed array is a 400 at once", () => {
+      // the old walk listed its 10 000 000 indexes first (this test took ~8 s on it)
+      expect(refusedBody(new Uint8Array(10_000_000))).toMatchObject({ code: "invalid_request", param: "body" });
+      expect(refusedBody(Buffer.alloc(BOUNDS.keyedBodyLength))).toMatchObject({ param: "body" });
+      expect(send(Buffer.alloc(1000)).decision.allowed).toBe(true);
+    });
+
+    it("policy.check answers the same", async () => {
+      const policy = createPolicy({ store: new MemoryStore(), clock: () => T0 });
+      for (const body of [new Map(), new Proxy({}, { ownKeys() { throw new Error("x"); } }), { get a() { return 1; } }]) {
+        const d = await policy.check({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "Q", body }, { credential, roles });
+        expect(d.body?.error).toMatchObject({ code: "invalid_request", param: "body" });
+      }
+    });
   });
 });
 
