@@ -7,11 +7,23 @@ const CJS_REQUIRE = ["import { createRequire as cliRequire } from \"node:module\
  * The CommonJS build of `newsletter-policy/testing` loads vitest only when a conformance suite is
  * described: vitest refuses to be `require`d, so a top-level `require("vitest")` made the whole
  * entry unloadable from CommonJS, arbitraries and trace runners included (found by a black-box
- * review). The ESM build imports vitest as written.
+ * review). Refused so (always, from vitest's CommonJS entry), it takes vitest's globals when the
+ * run has them (`test.globals: true`: a CommonJS test file under vitest has no other way to reach
+ * vitest either), and otherwise says how to describe the suite (found by a new-user review: the
+ * CommonJS build could never describe one). The ESM build imports vitest as written.
  */
 const LAZY_VITEST = [
   "let loaded;",
-  "const load = () => { try { return require(\"vitest\"); } catch (error) { if (error && error.code === \"MODULE_NOT_FOUND\") throw new Error(\"newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only\"); throw error; } };",
+  "const GLOBALS = [\"describe\", \"it\", \"expect\", \"afterEach\"];",
+  "const hasGlobals = () => GLOBALS.every((name) => typeof globalThis[name] === \"function\");",
+  "const load = () => {",
+  "  try { return require(\"vitest\"); } catch (error) {",
+  "    if (error && error.code === \"MODULE_NOT_FOUND\") throw new Error(\"newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only\");",
+  "    if (hasGlobals()) return globalThis;",
+  "    const message = error instanceof Error ? error.message : String(error);",
+  "    throw new Error(`${message} (newsletter-policy/testing, CommonJS build: describeStoreConformance needs vitest's describe, it, expect and afterEach; write this test file as ESM (.mjs, .mts, or .ts), or turn on vitest's globals (test.globals: true), which this build then uses)`, { cause: error });",
+  "  }",
+  "};",
   "const vitest = () => (loaded ??= load());",
   ...["describe", "it", "expect", "afterEach"].map((name) => `export const ${name} = (...args) => vitest().${name}(...args);`),
 ].join("\n");
