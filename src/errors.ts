@@ -47,9 +47,10 @@ export class PolicyConfigError extends Error {
   /**
    * @param field - the offending field, as a dotted path.
    * @param problem - what it must be, e.g. `must be a whole number ≥ 1; got 0`.
+   * @param options - `cause`: the host's own error behind it (a clock that threw).
    */
-  constructor(field: string, problem: string) {
-    super(`newsletter-policy: ${field} ${problem}`);
+  constructor(field: string, problem: string, options?: { cause?: unknown }) {
+    super(`newsletter-policy: ${field} ${problem}`, options);
     this.name = "PolicyConfigError";
     this.field = field;
     this.problem = problem;

@@ -117,7 +117,14 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     config,
     store: options.store ?? new MemoryStore(),
     now() {
-      const t = clock();
+      let t: unknown;
+      try {
+        t = clock();
+      } catch (error) {
+        // the host's clock is the host's code: its failure is a host mistake, typed and named as a
+        // clock that answers no time is (it came back as the bare error; found by a hostile-input drill)
+        throw new PolicyConfigError("clock()", `threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`, { cause: error });
+      }
       assertNow(t, "clock()");
       return t;
     },

@@ -17,12 +17,19 @@ import type {
   Usage,
   Who,
 } from "../src/index.js";
-import { createPolicy, defineConfig, emptyUsage, evaluate } from "../src/index.js";
+import { createPolicy, defineConfig, emptyUsage, evaluate, permitted } from "../src/index.js";
 
 const who = {} as Who;
 const state = { credential: who.credential, roles: who.roles, usage: emptyUsage(), now: 0 };
 
 describe("public types", () => {
+  it("permitted()'s refusal is typed as a decision's is: its status and code are the refusals' own, not number and string (new-user review)", () => {
+    type Refusal = NonNullable<ReturnType<typeof permitted>["operations"][number]["refusal"]>;
+    expectTypeOf<Refusal["status"]>().toEqualTypeOf<400 | 403 | 404>();
+    expectTypeOf<Refusal["code"]>().toMatchTypeOf<ErrorCode>();
+    expectTypeOf<Refusal["code"]>().toEqualTypeOf<"invalid_request" | "insufficient_scope" | "not_found">();
+  });
+
   it("permissions are literal types: a typo is a compile error", () => {
     expectTypeOf<"audience: read">().toMatchTypeOf<Permission>();
     expectTypeOf<"audience:read">().not.toMatchTypeOf<Permission>();

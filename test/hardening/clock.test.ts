@@ -129,6 +129,17 @@ describe("issue 8 defect 2: clock range (only times a Date can hold)", () => {
     }
   });
 
+  it("a clock() that throws is a host error too: PolicyConfigError naming clock(), the host's error its cause (it came back bare; found by a hostile-input drill)", async () => {
+    const failure = new Error("clock source down");
+    const policy = createPolicy({ store: new MemoryStore(), clock: () => { throw failure; } });
+    for (const call of [() => policy.check(get("/rate-limit"), who), () => policy.status(who.credential)]) {
+      const error = await call().then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(PolicyConfigError);
+      expect(error).toMatchObject({ field: "clock()", cause: failure });
+      expect((error as Error).message).toContain("clock source down");
+    }
+  });
+
   it("the whole range a Date holds is accepted, fractions and times before 1970 included, and budgets still count there", () => {
     for (const now of [8.64e15 - 120_000, -8.64e15, 0, -1, 1.5, MIDNIGHT + 0.25]) {
       let usage = emptyUsage();
