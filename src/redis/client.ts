@@ -93,14 +93,19 @@ function isNoScript(error: unknown): boolean {
 
 /**
  * A cluster node's `TRYAGAIN`: the keys of one call are split between two nodes while their slot
- * migrates key by key, and the command was not run. ioredis's Cluster sends it again itself;
- * node-redis's cluster client does not (found by a drill: 8.7 % of decisions answered 503 while a
- * slot migrated).
+ * migrates key by key, and the command was not run. node-redis's cluster client hands it over as it
+ * is (found by a drill: 8.7 % of decisions answered 503 while a slot migrated). ioredis's Cluster
+ * sends it again itself, up to `maxRedirections` (16), then hands over "Too many Cluster
+ * redirections. Last error: ReplyError: TRYAGAIN …": every one of those sends was refused unrun
+ * (a redirection, or TRYAGAIN), so the call is sent again as well (found by a Redis drill: while a
+ * slot of 4 000 keys migrated, ioredis answered 6 826 of 9 000 decisions 503 this way).
  */
 function isTryAgain(error: unknown): boolean {
   const message = error instanceof Error ? error.message : String(error);
-  return message.startsWith("TRYAGAIN");
+  return message.startsWith("TRYAGAIN") || REDIRECTED_TRYAGAIN.test(message);
 }
+
+const REDIRECTED_TRYAGAIN = /^Too many Cluster redirections\. Last error: \w*Error: TRYAGAIN/;
 
 /** How long a send waits before it tries again after a `TRYAGAIN` (a slot's keys move in milliseconds). */
 const TRY_AGAIN_MS = 20;
