@@ -10,7 +10,7 @@
  * and send both under one key; with SHA-256 (even cut to 128 bits) no such pair can be found.
  */
 import { BOUNDS } from "./bounds.js";
-import { sha256Hex } from "./sha256.js";
+import { sha256BytesHex, sha256Hex } from "./sha256.js";
 import { utf8Safe } from "./store-keys.js";
 
 /** Hex digits of the hash in a fingerprint: 128 bits. */
@@ -75,28 +75,57 @@ const typedLength = intrinsic(TYPED, "byteLength");
 const viewBuffer = intrinsic(DataView.prototype, "buffer");
 const viewOffset = intrinsic(DataView.prototype, "byteOffset");
 const viewLength = intrinsic(DataView.prototype, "byteLength");
+const bufferLength = intrinsic(ArrayBuffer.prototype, "byteLength");
 
 /**
  * The bytes of a Buffer, typed array, DataView or ArrayBuffer (what a raw body parser hands over),
- * read through the platform's own getters (an own `buffer` accessor on the object is never run);
- * undefined for anything else.
+ * of any realm, read through the platform's own getters, which check what they are called on (an
+ * own `buffer` accessor on the object is never run); undefined for anything else. Throws for a
+ * detached buffer (read as unreadable).
  */
 function bytesOf(v: object): Uint8Array | undefined {
   if (ArrayBuffer.isView(v)) {
-    const [buffer, offset, length] = v instanceof DataView ? [viewBuffer.call(v), viewOffset.call(v), viewLength.call(v)] : [typedBuffer.call(v), typedOffset.call(v), typedLength.call(v)];
-    return new Uint8Array(buffer as ArrayBuffer, offset as number, length as number);
+    // a typed array's getters throw for a DataView (and the other way round), of any realm
+    let view: readonly [unknown, unknown, unknown];
+    try {
+      view = [typedBuffer.call(v), typedOffset.call(v), typedLength.call(v)];
+    } catch {
+      view = [viewBuffer.call(v), viewOffset.call(v), viewLength.call(v)];
+    }
+    return new Uint8Array(view[0] as ArrayBuffer, view[1] as number, view[2] as number);
   }
-  return v instanceof ArrayBuffer ? new Uint8Array(v) : undefined;
+  let length: unknown;
+  try {
+    length = bufferLength.call(v); // an ArrayBuffer of any realm; throws for anything else
+  } catch {
+    return undefined;
+  }
+  return new Uint8Array(v as ArrayBuffer, 0, length as number);
 }
 
-/** Every byte as two lowercase hex digits. */
-const HEX2 = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+/**
+ * A plain object: no prototype, or a realm's `Object.prototype` (itself without one, its own
+ * `constructor` the realm's `Object`), read by property descriptors. An object that inherits
+ * from another object (a class instance, a Map, or data hung on a prototype a handler reads
+ * through: `Object.create({ x: 1 })` read as `{}`) is not data (found by a diff review).
+ */
+function isPlainObject(v: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto === null) return true;
+  if (proto === Object.prototype) return true;
+  if (typeof proto !== "object" || Object.getPrototypeOf(proto) !== null) return false;
+  const constructor = Object.getOwnPropertyDescriptor(proto, "constructor");
+  if (constructor === undefined || !("value" in constructor) || typeof constructor.value !== "function") return false;
+  const name = Object.getOwnPropertyDescriptor(constructor.value, "name");
+  return name !== undefined && "value" in name && name.value === "Object" && Object.getOwnPropertyDescriptor(constructor.value, "prototype")?.value === proto;
+}
 
-/** Bytes as the canonical text writes them: `!bytes:` and two hex digits a byte. */
+/**
+ * Bytes as the canonical text writes them: `!bytes:`, their length and their SHA-256 (hashed as
+ * bytes: written as hex, a 512 kB body was a 1 MB text hashed again, ~120 ms; found by a diff review).
+ */
 function bytesText(bytes: Uint8Array): string {
-  let text = "!bytes:";
-  for (let i = 0; i < bytes.length; i++) text += HEX2[bytes[i]!]!;
-  return text;
+  return `!bytes:${bytes.length}:${sha256BytesHex(bytes)}`;
 }
 
 /**
@@ -105,7 +134,7 @@ function bytesText(bytes: Uint8Array): string {
  * text exactly when they are the same JSON (whatever their key order). Never throws and never
  * recurses. Values the JSON parser cannot produce get a tag of their own (`undefined` and an
  * array's hole alike, functions, bigints), and bytes (a Buffer, a typed array, an ArrayBuffer: what
- * a raw body parser hands over) read as `!bytes:` and their hex digits. Nesting is bounded
+ * a raw body parser hands over) read as `!bytes:`, their length and their SHA-256. Nesting is bounded
  * (`depth`), and a cycle is past any bound: a value that holds itself has no text (it used to read
  * as `!cycle`; the set of open containers that told it cost more than the rest of a deep body's walk).
  *
@@ -121,12 +150,14 @@ function bytesText(bytes: Uint8Array): string {
  * before, so that a key recorded before an upgrade still matches.
  *
  * @param bounds - values and characters at most: past either, {@link CanonicalFailure} `bounds`
- *   (the work stops there; a container's size and a string's or bytes' length are checked before
- *   they are read).
+ *   (the work stops there; a container's size and a string's, key's or bytes' length are checked
+ *   before they are read; bytes count against the length bound one character a byte).
  */
 export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDED): string | CanonicalFailure {
   const stack: Open[] = [];
   let out = "";
+  // bytes hashed into the text's digests: counted against the length bound as the text is
+  let hashed = 0;
   let count = 0;
   let v = value;
   for (;;) {
@@ -135,7 +166,7 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
     if (v === null) out += "null";
     else if (typeof v === "string") {
       // its JSON text is at least its length and two quotes: a string past the bound is not copied to learn so
-      if (out.length + v.length + 2 > bounds.length) return PAST_BOUNDS;
+      if (out.length + hashed + v.length + 2 > bounds.length) return PAST_BOUNDS;
       out += JSON.stringify(v);
     } else if (typeof v === "number") out += Number.isFinite(v) ? String(v) : `!${String(v)}`; // String is JSON.stringify for a finite number
     else if (typeof v === "boolean") out += v ? "true" : "false";
@@ -144,11 +175,16 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
     else {
       // one more array or object inside the open ones: past the bound before it is read
       if (stack.length >= bounds.depth) return PAST_BOUNDS;
-      const opening = opened(v, stack, bounds.values - count, bounds.length - out.length);
-      if (typeof opening !== "string") return opening;
-      out += opening;
+      const opening = opened(v, stack, bounds.values - count);
+      if (typeof opening === "string") out += opening;
+      else if (opening instanceof Uint8Array) {
+        // bytes: their length before any is read
+        if (out.length + hashed + opening.length > bounds.length) return PAST_BOUNDS;
+        hashed += opening.length;
+        out += bytesText(opening);
+      } else return opening;
     }
-    if (out.length > bounds.length) return PAST_BOUNDS;
+    if (out.length + hashed > bounds.length) return PAST_BOUNDS;
     // the next value to write, closing what is done
     let top = stack[stack.length - 1];
     while (top !== undefined && top.next === top.size) {
@@ -163,6 +199,8 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
       v = ownData(top.container, i);
     } else {
       const key = top.keys[i]!;
+      // a key's length, like a string's, before it is copied
+      if (out.length + hashed + key.length + 3 > bounds.length) return PAST_BOUNDS;
       out += i > 0 ? `,${JSON.stringify(key)}:` : `${JSON.stringify(key)}:`;
       v = ownData(top.container, key);
     }
@@ -171,10 +209,11 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
 }
 
 /**
- * Opens an array or object: checks its size against `room` before any of its values is read and
- * pushes its frame, answering the text that opens it; or writes bytes whole (within `length`).
+ * Opens an array or a plain object: checks its size against `room` before any of its values is
+ * read and pushes its frame, answering the text that opens it; or answers the bytes of a Buffer,
+ * typed array, DataView or ArrayBuffer (unread), for the caller to bound and write.
  */
-function opened(v: object, stack: Open[], room: number, length: number): string | CanonicalFailure {
+function opened(v: object, stack: Open[], room: number): string | Uint8Array | CanonicalFailure {
   try {
     if (Array.isArray(v)) {
       // Array.isArray throws for a revoked Proxy
@@ -185,14 +224,8 @@ function opened(v: object, stack: Open[], room: number, length: number): string 
       stack.push({ container: v, keys: undefined, size, next: 0 });
       return "[";
     }
-    const bytes = bytesOf(v);
-    if (bytes !== undefined) {
-      if (7 + 2 * bytes.length > length) return PAST_BOUNDS;
-      return bytesText(bytes);
-    }
-    // a plain object: its prototype a root (Object.prototype of any realm), or none
-    const proto: unknown = Object.getPrototypeOf(v);
-    if (proto !== null && Object.getPrototypeOf(proto) !== null) return NOT_DATA;
+    // bytes are asked last: telling an object of another realm from an ArrayBuffer throws
+    if (!isPlainObject(v)) return bytesOf(v) ?? NOT_DATA;
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();

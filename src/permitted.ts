@@ -14,7 +14,7 @@ import type { PolicyRequest, Requirement, Roles, Who } from "./types.js";
 
 /** Why an operation would be refused, as `evaluate` would answer it (status, code and message). */
 export interface PermittedRefusal {
-  /** 403 `insufficient_scope` or 404 `not_found` (the newsletter is not reached); typed as the plan's refusals are. */
+  /** 403 `insufficient_scope` or 404 `not_found` (the newsletter is not reached); typed as the plan's refusals are (400 included). */
   readonly status: 400 | 403 | 404;
   readonly code: "invalid_request" | "insufficient_scope" | "not_found";
   /** The row of spec §7's `insufficient_scope` table (1, 2 or 3), for a 403. */

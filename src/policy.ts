@@ -92,6 +92,15 @@ function checkOptions(options: CreatePolicyOptions): void {
   if (options.failOpen !== undefined && typeof options.failOpen !== "boolean") throw new PolicyConfigError("failOpen", "must be true or false");
 }
 
+/** What a host's function threw, as text, whatever it threw (an object with no way to become text, a message getter that throws). */
+function describeThrown(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    return "a value that cannot be shown";
+  }
+}
+
 /**
  * Makes a policy over a store, for middleware.
  *
@@ -123,7 +132,7 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
       } catch (error) {
         // the host's clock is the host's code: its failure is a host mistake, typed and named as a
         // clock that answers no time is (it came back as the bare error; found by a hostile-input drill)
-        throw new PolicyConfigError("clock()", `threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`, { cause: error });
+        throw new PolicyConfigError("clock()", `threw ${describeThrown(error)}`, { cause: error });
       }
       assertNow(t, "clock()");
       return t;

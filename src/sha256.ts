@@ -21,7 +21,11 @@ const encoder = new TextEncoder();
  * U+FFFD); the fingerprint only hashes `JSON.stringify` output, which escapes lone surrogates.
  */
 export function sha256Hex(text: string): string {
-  const data = encoder.encode(text);
+  return sha256BytesHex(encoder.encode(text));
+}
+
+/** The SHA-256 digest of bytes, as 64 lower-case hex digits. */
+export function sha256BytesHex(data: Uint8Array): string {
   const bitLength = data.length * 8;
   const blocks = Math.ceil((data.length + 9) / 64);
   const bytes = new Uint8Array(blocks * 64);

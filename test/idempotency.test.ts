@@ -13,6 +13,7 @@ import { canonicalJson, requestFingerprint } from "../src/fingerprint.js";
 import { T0, key } from "./fixtures.js";
 import { BOUNDS } from "../src/bounds.js";
 import { runInNewContext } from "node:vm";
+import { createHash } from "node:crypto";
 
 const credential = key({ nl_1: { content: "write", sending: "write", audience: "write" } });
 const roles = { nl_1: "owner" };
@@ -271,28 +272,46 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(runInNewContext("({ b: 2, a: [1] })"))).toBe(canonicalJson({ a: [1], b: 2 }));
     });
 
-    it("bytes (a Buffer, a typed array, an ArrayBuffer) are bound by their bytes: the same bytes replay, other bytes conflict", () => {
+    it("bytes (a Buffer, a typed array, a DataView, an ArrayBuffer, of any realm) are bound by their bytes: the same bytes replay, other bytes conflict", () => {
       const first = send(Buffer.from("hello"));
       expect(first.decision.allowed).toBe(true);
       const again = send(new Uint8Array(Buffer.from("hello")), first.usage);
       expect(again.decision.reason).toMatchObject({ replay: true });
       expect(send(Buffer.from("hellp"), first.usage).decision.status).toBe(409);
-      expect(canonicalJson(Buffer.from([0, 255]))).toBe("!bytes:00ff");
-      expect(canonicalJson(new Uint8Array([1, 2, 3, 4]).subarray(1, 3))).toBe("!bytes:0203");
-      expect(canonicalJson(new DataView(new Uint8Array([9, 10]).buffer, 1))).toBe("!bytes:0a");
-      expect(canonicalJson(new Uint8Array([7]).buffer)).toBe("!bytes:07");
+      // the text: their length and SHA-256 (node:crypto as the independent model)
+      const text = (bytes: number[]) => `!bytes:${bytes.length}:${createHash("sha256").update(Uint8Array.from(bytes)).digest("hex")}`;
+      expect(canonicalJson(Buffer.from([0, 255]))).toBe(text([0, 255]));
+      expect(canonicalJson(new Uint8Array([1, 2, 3, 4]).subarray(1, 3))).toBe(text([2, 3]));
+      expect(canonicalJson(new DataView(new Uint8Array([9, 10]).buffer, 1))).toBe(text([10]));
+      expect(canonicalJson(new Uint8Array([7]).buffer)).toBe(text([7]));
+      expect(canonicalJson(runInNewContext("new DataView(new Uint8Array([9, 10]).buffer, 1)"))).toBe(text([10]));
+      expect(canonicalJson(runInNewContext("new Uint8Array([7]).buffer"))).toBe(text([7]));
+      expect(canonicalJson(runInNewContext("new Uint8Array([7, 8])"))).toBe(text([7, 8]));
       // an own accessor over a platform getter is never run
       let runs = 0;
       const shadowed = Object.defineProperty(new Uint8Array([1]), "buffer", { get: () => (runs++, new ArrayBuffer(8)) });
-      expect(canonicalJson(shadowed)).toBe("!bytes:01");
+      expect(canonicalJson(shadowed)).toBe(text([1]));
       expect(runs).toBe(0);
+      // bytes and the JSON that spells their numbers are two bodies (the old walk read both as {"0":104,"1":105})
+      expect(canonicalJson(Buffer.from("hi"))).not.toBe(canonicalJson({ 0: 104, 1: 105 }));
     });
 
-    it("bytes are bounded by their length before any is read: a 10 MB typed array is a 400 at once", () => {
-      // the old walk listed its 10 000 000 indexes first (this test took ~8 s on it)
+    it("bytes count against the length bound one character a byte: up to 1 MiB goes on, past it a 400", () => {
       expect(refusedBody(new Uint8Array(10_000_000))).toMatchObject({ code: "invalid_request", param: "body" });
       expect(refusedBody(Buffer.alloc(BOUNDS.keyedBodyLength))).toMatchObject({ param: "body" });
-      expect(send(Buffer.alloc(1000)).decision.allowed).toBe(true);
+      expect(send(Buffer.alloc(BOUNDS.keyedBodyLength - 200)).decision.allowed).toBe(true);
+      expect(refusedBody([Buffer.alloc(BOUNDS.keyedBodyLength / 2), "x".repeat(BOUNDS.keyedBodyLength / 2)])).toMatchObject({ param: "body" });
+    });
+
+    it("data hung on a prototype is not data: a handler reads body.x through it, the walk would not (diff review)", () => {
+      const hung = (x: number) => Object.create(Object.assign(Object.create(null), { x })) as object;
+      expect(refusedBody(hung(1))?.message).toContain("must be JSON data");
+      expect(refusedBody({ inner: Object.create({ x: 1 }) })).toMatchObject({ param: "body" });
+    });
+
+    it("a key counts against the length bound, as a string does (checked before it is copied)", () => {
+      expect(canonicalJson({ ["k".repeat(2000)]: 1 }, { values: 10, length: 1000, depth: 4 })).toEqual({ problem: "bounds" });
+      expect(canonicalJson({ ["k".repeat(900)]: 1 }, { values: 10, length: 1000, depth: 4 })).toBe(`{"${"k".repeat(900)}":1}`);
     });
 
     it("policy.check answers the same", async () => {

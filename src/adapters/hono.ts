@@ -39,8 +39,8 @@ function rawPath(url: string): string {
 
 /**
  * The body as the handler's `c.req.json()` reads it, of a request whose media type is JSON
- * (`application/json`, `text/json`, `…+json`) or plain text; Hono keeps the text, so the handler can
- * still call `c.req.json()` or `c.req.text()`. A body of another type is not read: a handler may
+ * (`application/json`, `text/json`, `…+json`) or plain text, or its bytes when it is not JSON; Hono
+ * keeps the text, so the handler can still call `c.req.json()` or `c.req.text()`. A body of another type is not read: a handler may
  * read it raw (`c.req.raw`, a stream, a multipart upload whose boundary changes on every retry),
  * which a read here would spend or bind to an Idempotency-Key byte for byte (both were tried and
  * broke handlers and retries; found by a diff review).
@@ -50,20 +50,21 @@ async function jsonBody(c: Context): Promise<unknown> {
   // the media type alone: "json" in a parameter (`multipart/form-data; boundary=--json--`) made a
   // binary upload read as text, and the handler got other bytes (found by a review)
   const type = (c.req.header("content-type") ?? "").split(";", 1)[0]!.trim().toLowerCase();
-  if (type === "application/json" || type === "text/json" || type.endsWith("+json")) return c.req.json().catch(() => undefined);
-  // fetch's default for a string body: JSON sent as text/plain is what c.req.json() reads all the
-  // same, so it is judged (a second body under one Idempotency-Key was a replay, not a 409: DESIGN
-  // §7); a text that is not JSON is judged as its text
-  if (type === "text/plain") {
-    const text = await c.req.text().catch(() => "");
-    if (text === "") return undefined;
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return text;
-    }
+  // fetch's default for a string body is text/plain: JSON sent so is what c.req.json() reads all the
+  // same, so it is judged (a second body under one Idempotency-Key was a replay, not a 409: DESIGN §7)
+  if (!(type === "application/json" || type === "text/json" || type.endsWith("+json") || type === "text/plain")) return undefined;
+  // read as text once (Hono keeps it: the handler's c.req.json() and c.req.text() read it again)
+  const text = await c.req.text().catch(() => "");
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    // a text that is not JSON is judged as its bytes: as the string it was one body with the JSON
+    // string that spells it (`x` and `"x"`), and two bodies that are not JSON were both nothing
+    // (`{bad1`, `{bad2`), so under one Idempotency-Key the second was a replay where the handler
+    // reading c.req.text() saw another body (found by a diff review)
+    return new TextEncoder().encode(text);
   }
-  return undefined;
 }
 
 /** `response` with the headers it lacks; a copy when its headers are immutable (a Response from fetch). */

@@ -100,6 +100,16 @@ describeAdapter("Hono 4", start, ({ call, base, host }) => {
     expect(six.status).toBe(400);
   });
 
+  it("DESIGN §7: a body that is not JSON is judged as its bytes: `x` and `\"x\"` under one key, or two bodies that are not JSON, are 409, and the same text again a replay (both read as one body; found by a diff review)", async () => {
+    const send = (key: string, type: string, raw: string) => call("/articles/a_1/send", "owner-bytes", { method: "POST", headers: { "content-type": type, "idempotency-key": key }, raw });
+    expect((await send("hono-bytes-1", "text/plain", "x")).status).toBe(200);
+    expect((await send("hono-bytes-1", "text/plain", '"x"')).status).toBe(409);
+    expect((await send("hono-bytes-1", "text/plain", "x")).status).toBe(200);
+    expect(host.decisions.at(-1)!.reason).toEqual({ rule: "allowed", replay: true });
+    expect((await send("hono-bytes-2", "application/json", "{bad1")).status).toBe(200);
+    expect((await send("hono-bytes-2", "application/json", "{bad2")).status).toBe(409);
+  });
+
   it("a media type is read by its type alone: `json` in a multipart boundary leaves the upload unread (a binary part came to the handler re-encoded; found by a review)", async () => {
     const boundary = "--json--";
     const raw = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n${"x".repeat(100)}\r\n--${boundary}--\r\n`;

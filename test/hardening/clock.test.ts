@@ -138,6 +138,14 @@ describe("issue 8 defect 2: clock range (only times a Date can hold)", () => {
       expect(error).toMatchObject({ field: "clock()", cause: failure });
       expect((error as Error).message).toContain("clock source down");
     }
+    // whatever it throws: an object with no way to become text, an Error whose message getter throws (diff review)
+    const odd = [Object.create(null), Object.defineProperty(new Error(), "message", { get: () => { throw new Error("no message"); } }), undefined, Symbol("s")];
+    for (const thrown of odd) {
+      const error = await createPolicy({ clock: () => { throw thrown; } }).check(get("/rate-limit"), who).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(PolicyConfigError);
+      expect(error).toMatchObject({ field: "clock()" });
+      expect((error as { cause?: unknown }).cause).toBe(thrown);
+    }
   });
 
   it("the whole range a Date holds is accepted, fractions and times before 1970 included, and budgets still count there", () => {
