@@ -16,7 +16,7 @@ import { CHARGE, CHARGE_TIMED, chargeCall, outcomeOf, windowsFrom, type ChargeCa
 import { budgetSteps, PLAIN_MEMO, REPLAY_PLAIN, SAVE_MEMOS } from "./charge-steps.js";
 import { NUM, REDIS_MS, REDIS_TIME } from "./prelude.js";
 import { isPlain, plainCall } from "./charge-plain.js";
-import { indented, type Script, type ScriptCall } from "./script.js";
+import { indented, parts, text, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: every charge's KEYS, one charge after another.
@@ -215,12 +215,12 @@ export function batchReplies(reply: unknown, budgets: readonly number[]): unknow
  */
 export function decodeBatch(reply: unknown, budgets: readonly number[]): (ChargeOutcome | Error)[] {
   const starts = batchStarts(reply, budgets);
-  // an array by now (batchStarts refused anything else), read as strings as decodeCharge reads one
-  const flat = (reply as unknown[]).map(String);
+  // an array by now (batchStarts refused anything else), read into parts as decodeCharge reads one
+  const flat = parts(reply, "charge");
   const out: (ChargeOutcome | Error)[] = [];
   for (let j = 0; j < budgets.length; j++) {
     const at = starts[j]!;
-    if (flat[at] === "!") out.push(new Error(`newsletter-policy/redis: ${flat[at + 1]}`));
+    if (text(flat[at]) === "!") out.push(new Error(`newsletter-policy/redis: ${text(flat[at + 1])}`));
     else {
       try {
         out.push(outcomeOf(flat, at, starts[j + 1]));

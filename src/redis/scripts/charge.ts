@@ -14,7 +14,7 @@ import type { Timed } from "../client.js";
 import { CAP_GRACE_MS, EXPIRY_SLACK_MS, indexKey, SEQ_KEY, SEQ_TTL_MS } from "../key-layout.js";
 import { BUDGET_STEPS, CHARGE_STEP, MEMO, RECORD_STEPS, REPLY, TODAY } from "./charge-steps.js";
 import { DAY_OF, NOW } from "./prelude.js";
-import { readings, strings, type Script, type ScriptCall } from "./script.js";
+import { parts, readings, text, type Part, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: 1 seq, 2 memo hash (this store's, this time slot's), budget_1..budget_n, [idempotency record],
@@ -183,7 +183,7 @@ export function chargeCall(input: ChargeCallInput): ScriptCall {
 }
 
 /** The windows of a charge reply (after its first five parts), with `now` when Redis's clock decided. */
-export function outcomeBase(now: string | undefined, flat: readonly string[]): Pick<ChargeOutcome, "windows" | "now"> {
+export function outcomeBase(now: Part | undefined, flat: readonly Part[]): Pick<ChargeOutcome, "windows" | "now"> {
   return now === "" || now === undefined ? { windows: readings(flat) } : { windows: readings(flat), now: Number(now) };
 }
 
@@ -199,21 +199,21 @@ export function windowsFrom(kind: string | undefined): number {
 
 /** Decodes a charge reply of kind s, x, r or c (see `CHARGE`), or S or C (`CHARGE_PLAIN`), into the store's outcome. */
 export function decodeCharge(reply: unknown): ChargeOutcome {
-  return outcomeOf(strings(reply, "charge"));
+  return outcomeOf(parts(reply, "charge"));
 }
 
 /**
- * {@link decodeCharge} of a reply already read as strings: { kind, Redis time, now, a, b, windows… },
+ * {@link decodeCharge} of a reply already read into parts: { kind, Redis time, now, a, b, windows… },
  * or of kind S and C (a plain charge's) { kind, Redis time, now, windows… }; the one that runs from
  * part `at` to before part `end` (a batch's replies come one after another).
  * Read by index, each outcome built whole (a destructuring with a rest and object spreads were a
  * sixth of the host's time per charge).
  */
-export function outcomeOf(reply: readonly string[], at = 0, end = reply.length): ChargeOutcome {
-  const kind = reply[at];
+export function outcomeOf(reply: readonly Part[], at = 0, end = reply.length): ChargeOutcome {
+  const kind = text(reply[at]);
   const now = reply[at + 2];
-  const a = reply[at + 3];
-  const b = reply[at + 4];
+  const a = text(reply[at + 3]);
+  const b = text(reply[at + 4]);
   // a plain charge's reply (S, C) has no a and b: its windows follow now
   const windows = readings(reply, at + windowsFrom(kind), end);
   const redisNow = now === "" || now === undefined ? undefined : Number(now);

@@ -6,7 +6,7 @@
  */
 import type { ChargeOutcome } from "../../store.js";
 import { chargeSource, outcomeBase, outcomeOf } from "./charge.js";
-import { strings, type Script } from "./script.js";
+import { parts, text, type Script } from "./script.js";
 
 /** Step 1's cap step: hand the cap charge over to step 2. */
 const TAKE_CAP = `
@@ -72,19 +72,19 @@ export interface Proceed {
  * @param budgets - how many budgets the call charged.
  */
 export function decodeStep1(reply: unknown, budgets: number): ChargeOutcome | Proceed {
-  const first = strings(reply, "charge");
-  if (first[0] !== "p") return outcomeOf(first);
+  const first = parts(reply, "charge");
+  if (text(first[0]) !== "p") return outcomeOf(first);
   const [, , now, replay, member] = first;
   const [countedOn, fresh, day, resetAt, countedCap] = first.slice(5 + 2 * budgets);
   return {
     kind: "proceed",
     base: outcomeBase(now, first.slice(5, 5 + 2 * budgets)),
-    replay: replay === "1",
-    member: member!,
-    countedOn: countedOn!,
-    fresh: fresh === "1",
-    day: day!,
+    replay: text(replay) === "1",
+    member: text(member)!,
+    countedOn: text(countedOn)!,
+    fresh: text(fresh) === "1",
+    day: text(day)!,
     resetAt: Number(resetAt),
-    countedCap: countedCap!,
+    countedCap: text(countedCap)!,
   };
 }

@@ -7,7 +7,7 @@ import { CAP_GRACE_MS } from "../key-layout.js";
 import { IDEMPOTENCY_TTL_MS } from "../../store.js";
 import { COUNTED } from "./cluster-counted.js";
 import { NUM, REDIS_TIME } from "./prelude.js";
-import { strings, type Script, type ScriptCall } from "./script.js";
+import { parts, text, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: 1 memo hash, 2 cap key without the day. ARGV: 1 deadline (Redis ms, '' = none), 2 nonce,
@@ -84,8 +84,9 @@ export type Step2Result = { readonly kind: "cap_reached"; readonly count: number
 
 /** Decodes a `CLUSTER_STEP2` reply. */
 export function decodeStep2(reply: unknown): Step2Result {
-  const second = strings(reply, "charge");
-  if (second[0] === "r") return { kind: "cap_reached", count: Number(second[2]) };
-  if (second[0] !== "c") throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${second.join(" ")}`);
-  return second[2] === "0" ? { kind: "replay" } : { kind: "counted" };
+  const second = parts(reply, "charge");
+  const kind = text(second[0]);
+  if (kind === "r") return { kind: "cap_reached", count: Number(second[2]) };
+  if (kind !== "c") throw new Error(`newsletter-policy/redis: unexpected reply to charge: ${second.join(" ")}`);
+  return text(second[2]) === "0" ? { kind: "replay" } : { kind: "counted" };
 }

@@ -1,7 +1,7 @@
 /** The read script: budgets' windows without charging, for `GET /rate-limit` (`policy.status`). */
 import type { BudgetCharge, WindowReading } from "../../store.js";
 import { NOW, OPEN_WINDOW } from "./prelude.js";
-import { indented, readings, strings, type Script, type ScriptCall } from "./script.js";
+import { indented, parts, readings, type Script, type ScriptCall } from "./script.js";
 
 /**
  * KEYS: budget_1..budget_n. ARGV: 1 clock, 2 now, then window_i.
@@ -39,5 +39,5 @@ export function readCall(budgets: readonly BudgetCharge[], clock: "h" | "r", now
 
 /** Decodes a `READ` reply: one reading per budget. */
 export function decodeRead(reply: unknown): WindowReading[] {
-  return readings(strings(reply, "read"));
+  return readings(parts(reply, "read"));
 }

@@ -27,14 +27,32 @@ export function indented(body: string): string {
     .join("\n");
 }
 
-/** A reply that must be an array, as strings. */
-export function strings(reply: unknown, what: string): string[] {
+/** A part of a script's reply: a string, or a number as a client hands an integer reply over. */
+export type Part = string | number;
+
+/**
+ * A reply that must be an array: its strings and numbers as the client handed them over (a number
+ * is read with `Number` as its text would be; written out as text and read back, the Redis times
+ * and window ends of a reply were a seventh of the host's time per charge), anything else (a
+ * Buffer) as its text.
+ */
+export function parts(reply: unknown, what: string): Part[] {
   if (!Array.isArray(reply)) throw new Error(`newsletter-policy/redis: unexpected reply to ${what}: ${String(reply)}`);
-  return reply.map(String);
+  const out: Part[] = new Array<Part>(reply.length);
+  for (let i = 0; i < reply.length; i++) {
+    const part: unknown = reply[i];
+    out[i] = typeof part === "string" || typeof part === "number" ? part : String(part);
+  }
+  return out;
+}
+
+/** A part read as text (a flag, a kind, a member's name), whether the client handed it over as a string or a number. */
+export function text(part: Part | undefined): string | undefined {
+  return typeof part === "number" ? String(part) : part;
 }
 
 /** Windows as the scripts reply with them: count_1, resetAt_1, count_2, resetAt_2, … (from part `from`, before part `to`). */
-export function readings(flat: readonly string[], from = 0, to = flat.length): WindowReading[] {
+export function readings(flat: readonly Part[], from = 0, to = flat.length): WindowReading[] {
   const out: WindowReading[] = [];
   for (let i = from; i + 1 < to; i += 2) out.push({ count: Number(flat[i]), resetAt: Number(flat[i + 1]) });
   return out;
