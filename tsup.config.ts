@@ -15,7 +15,8 @@ const CJS_REQUIRE = ["import { createRequire as cliRequire } from \"node:module\
 const LAZY_VITEST = [
   "let loaded;",
   "const GLOBALS = [\"describe\", \"it\", \"expect\", \"afterEach\"];",
-  "const hasGlobals = () => GLOBALS.every((name) => typeof globalThis[name] === \"function\");",
+  // vitest's own globals (its `vi` among them), not another runner's describe and expect (jest, mocha: found by a diff review)
+  "const hasGlobals = () => typeof globalThis.vi === \"object\" && globalThis.vi !== null && GLOBALS.every((name) => typeof globalThis[name] === \"function\");",
   "const load = () => {",
   "  try { return require(\"vitest\"); } catch (error) {",
   "    if (error && error.code === \"MODULE_NOT_FOUND\") throw new Error(\"newsletter-policy/testing: describeStoreConformance declares vitest tests: install vitest (npm install -D vitest) and run it under vitest; the arbitraries and trace runners need fast-check only\");",

@@ -148,6 +148,10 @@ console.log(JSON.stringify({ entries: testing.runPureTrace(trace).length, steps:
         // the CommonJS build says how to describe the suite from CommonJS
         if (file === "cjs.cjs") expect(ran.said).toContain("test.globals: true");
       }
+      // another runner's globals (jest's describe, it, expect, afterEach; no vitest `vi`) are not taken for vitest's
+      writeFileSync(join(bare, "jest.cjs"), script('globalThis.describe = globalThis.it = globalThis.expect = globalThis.afterEach = () => {}; const fc = require("fast-check"); const testing = require("newsletter-policy/testing");'));
+      const underJest = JSON.parse(execFileSync(process.execPath, ["jest.cjs"], { cwd: bare, encoding: "utf8" })) as { said: string };
+      expect(underJest.said).toContain("test.globals: true");
     } finally {
       rmSync(bare, { recursive: true, force: true });
     }
