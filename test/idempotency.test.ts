@@ -309,6 +309,19 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(refusedBody({ inner: Object.create({ x: 1 }) })).toMatchObject({ param: "body" });
     });
 
+    it("a form body as fast-querystring (@fastify/formbody's parser) builds it is data: its prototype holds no keys (every keyed form write on Fastify was a 400; found by a review)", async () => {
+      const { parse } = (await import("fast-querystring")) as unknown as { parse: (text: string) => object };
+      const form = parse("to=a%40example.com&x=1");
+      expect(Object.getPrototypeOf(form)).not.toBe(Object.prototype);
+      expect(canonicalJson(form)).toBe(canonicalJson({ to: "a@example.com", x: "1" }));
+      expect(send(form).decision.allowed).toBe(true);
+    });
+
+    it("each bytes value counts as 64 values (each is hashed on its own): thousands of tiny ones are past the bound (a review: 14 000 empty ones cost ~80 ms)", () => {
+      expect(refusedBody(Array.from({ length: 1000 }, () => new Uint8Array(0)))).toMatchObject({ param: "body" });
+      expect(send(Array.from({ length: 700 }, () => new Uint8Array(1))).decision.allowed).toBe(true);
+    });
+
     it("a key counts against the length bound, as a string does (checked before it is copied)", () => {
       expect(canonicalJson({ ["k".repeat(2000)]: 1 }, { values: 10, length: 1000, depth: 4 })).toEqual({ problem: "bounds" });
       expect(canonicalJson({ ["k".repeat(900)]: 1 }, { values: 10, length: 1000, depth: 4 })).toBe(`{"${"k".repeat(900)}":1}`);

@@ -94,15 +94,19 @@ function isNoScript(error: unknown): boolean {
 /**
  * A cluster node's `TRYAGAIN`: the keys of one call are split between two nodes while their slot
  * migrates key by key, and the command was not run. node-redis's cluster client hands it over as it
- * is (found by a drill: 8.7 % of decisions answered 503 while a slot migrated). ioredis's Cluster
- * sends it again itself, up to `maxRedirections` (16), then hands over "Too many Cluster
- * redirections. Last error: ReplyError: TRYAGAIN …": every one of those sends was refused unrun
- * (a redirection, or TRYAGAIN), so the call is sent again as well (found by a Redis drill: while a
- * slot of 4 000 keys migrated, ioredis answered 6 826 of 9 000 decisions 503 this way).
+ * is (found by a drill: 8.7 % of decisions answered 503 while a slot migrated).
+ *
+ * ioredis's Cluster sends it again itself, up to `maxRedirections` (16), then hands over "Too many
+ * Cluster redirections. Last error: ReplyError: TRYAGAIN …" (found by a Redis drill: while a slot
+ * of 4 000 keys migrated, ioredis answered 6 826 of 9 000 decisions 503 this way). Its last send
+ * was refused unrun, but an earlier one in its count may have run (ioredis also resends after a
+ * closed connection and `CLUSTERDOWN` within that count; found by a review), so that form is sent
+ * again only when `repeatable`: when every script the store sends is safe to run twice (a charge
+ * answered from its memo, which `retries: 0` does not write; a release, a read).
  */
-function isTryAgain(error: unknown): boolean {
+function isTryAgain(error: unknown, repeatable: boolean): boolean {
   const message = error instanceof Error ? error.message : String(error);
-  return message.startsWith("TRYAGAIN") || REDIRECTED_TRYAGAIN.test(message);
+  return message.startsWith("TRYAGAIN") || (repeatable && REDIRECTED_TRYAGAIN.test(message));
 }
 
 const REDIRECTED_TRYAGAIN = /^Too many Cluster redirections\. Last error: \w*Error: TRYAGAIN/;
@@ -334,7 +338,8 @@ export class Link {
           return this.send("EVAL", source, timed, weight);
         });
       } catch (error) {
-        if (!isTryAgain(error) || this.monotonic() + TRY_AGAIN_MS >= giveUp) throw error;
+        // with retries the store remembers each charge's outcome (its memo), so a repeat is answered from it
+        if (!isTryAgain(error, this.retries > 0) || this.monotonic() + TRY_AGAIN_MS >= giveUp) throw error;
         await new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_MS));
       }
     }

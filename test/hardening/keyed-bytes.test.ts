@@ -27,3 +27,15 @@ it("a keyed body of bytes past the length bound is refused before its bytes are 
   // nothing but the fingerprint's own small texts hashed: no body's bytes
   expect(hashed.mock.calls.every(([bytes]) => bytes.length < 10_000)).toBe(true);
 });
+
+it("a key past the length bound is refused before it is copied (a review found the outcome test passing with the check removed)", () => {
+  const stringify = vi.spyOn(JSON, "stringify");
+  try {
+    const body = { ["k".repeat(5_000_000)]: 1 };
+    const { decision } = evaluate({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", idempotencyKey: "K", body }, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: 0 });
+    expect(decision.body?.error).toMatchObject({ code: "invalid_request", param: "body" });
+    expect(stringify.mock.calls.every(([value]) => typeof value !== "string" || value.length < 1_000_000)).toBe(true);
+  } finally {
+    stringify.mockRestore();
+  }
+});
