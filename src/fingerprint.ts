@@ -39,7 +39,7 @@ export interface CanonicalBounds {
 
 /**
  * Why a body has no canonical text: past the bounds, not readable as data (a getter, a Proxy trap
- * that throws), or an object that is not JSON data (a Map, a Set, a Date, a class instance).
+ * that throws), or an object that is not JSON data (a Map, a Set, a class instance).
  */
 export interface CanonicalFailure {
   readonly problem: "bounds" | "unreadable" | "not_data";
@@ -131,6 +131,24 @@ function isObjectPrototype(proto: object): boolean {
   return name !== undefined && "value" in name && name.value === "Object" && Object.getOwnPropertyDescriptor(constructor.value, "prototype")?.value === proto;
 }
 
+/** `Date.prototype.getTime`, which reads a Date of any realm and throws for anything else (an own `getTime` is never run). */
+const dateTime = Date.prototype.getTime;
+
+/**
+ * A Date as the canonical text writes it, `!date:` and its time (ms, or NaN), or undefined for
+ * anything else: what a JSON reviver hands over for a date string (each read as `{}`, every date
+ * was one body; then refused as not data, a reviver made every keyed write a 400).
+ */
+function dateText(v: object): string | undefined {
+  let time: number;
+  try {
+    time = dateTime.call(v);
+  } catch {
+    return undefined;
+  }
+  return `!date:${String(time)}`;
+}
+
 /** How many values one bytes value counts as against the values bound: each is one SHA-256 of its own (a few µs however short). */
 const BYTES_WEIGHT = 64;
 
@@ -154,7 +172,7 @@ function bytesText(bytes: Uint8Array): string {
  *
  * Read as the descriptor is (request.ts): own data properties only, every trap inside try/catch. A
  * getter is never run, and a body that cannot be read that way (a getter, a Proxy trap that
- * throws), or holds an object that is not data (a Map, a Set, a Date, a class instance: each would
+ * throws), or holds an object that is not data (a Map, a Set, a class instance: each would
  * read as `{}`, so two of them made two bodies one), has no text: a key bound to a body it could not
  * read turned a second, different body into a replay instead of a 409 (found by a hostile-input drill).
  *
@@ -241,8 +259,8 @@ function opened(v: object, stack: Open[], room: number): string | Uint8Array | C
       stack.push({ container: v, keys: undefined, size, next: 0 });
       return "[";
     }
-    // bytes are asked last: telling an object of another realm from an ArrayBuffer throws
-    if (!isPlainObject(v)) return bytesOf(v) ?? NOT_DATA;
+    // bytes and dates are asked last: telling an object of another realm from either throws
+    if (!isPlainObject(v)) return bytesOf(v) ?? dateText(v) ?? NOT_DATA;
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();

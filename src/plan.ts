@@ -48,7 +48,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const UNKEYABLE: Readonly<Record<CanonicalFailure["problem"], string>> = {
   bounds: `must be at most ${BOUNDS.keyedBodyValues.toLocaleString("en")} JSON values, ${BOUNDS.keyedBodyLength.toLocaleString("en")} characters and ${BOUNDS.keyedBodyDepth} arrays or objects deep (never holding itself) to be bound to an Idempotency-Key`,
   unreadable: "could not be read to be bound to an Idempotency-Key: pass plain data (a getter or a Proxy that throws is not read)",
-  not_data: "must be JSON data (objects, arrays, strings, numbers, booleans, null) or bytes to be bound to an Idempotency-Key, not a Map, Set, Date or class instance",
+  not_data: "must be JSON data (objects, arrays, strings, numbers, booleans, null), dates or bytes to be bound to an Idempotency-Key, not a Map, Set or class instance",
 };
 /**
  * A positive whole number a JS integer holds exactly: leading zeros, then 1 to 15 digits, the first

@@ -257,13 +257,28 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     it.each([
       ["a Map", new Map([["a", 1]])],
       ["a Set", new Set([1])],
-      ["a Date", new Date(0)],
       ["a class instance", new (class Body { a = 1; })()],
       ["a Map inside", { to: [new Map()] }],
     ])("%s is not JSON data: 400 naming body (two of them no longer read as one {})", (_what, body) => {
       const error = refusedBody(body);
       expect(error).toMatchObject({ code: "invalid_request", param: "body" });
       expect(error?.message).toContain("must be JSON data");
+    });
+
+    it("a Date (what a JSON reviver hands over) is bound by its time: the same time replays, another is a 409 (each read as {}, every date was one body)", () => {
+      const body = (at: Date) => ({ to: "x", at });
+      const first = send(body(new Date(Date.UTC(2026, 11, 1, 9))));
+      expect(first.decision.allowed).toBe(true);
+      expect(send(body(new Date(Date.UTC(2026, 11, 1, 9))), first.usage).decision.reason).toMatchObject({ replay: true });
+      expect(send(body(new Date(Date.UTC(2026, 11, 2, 9))), first.usage).decision.status).toBe(409);
+      expect(canonicalJson(new Date(5))).toBe("!date:5");
+      expect(canonicalJson(new Date(Number.NaN))).toBe("!date:NaN");
+      expect(canonicalJson(runInNewContext("new Date(5)"))).toBe("!date:5");
+      // an own getTime is never run
+      let runs = 0;
+      const shadowed = Object.assign(new Date(7), { getTime: () => ++runs });
+      expect(canonicalJson(shadowed)).toBe("!date:7");
+      expect(runs).toBe(0);
     });
 
     it("a null-prototype object, and a plain object of another realm, are data", () => {
