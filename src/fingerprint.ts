@@ -146,7 +146,8 @@ function dateText(v: object): string | undefined {
   } catch {
     return undefined;
   }
-  return `!date:${String(time)}`;
+  // a Date that carries data of its own is not one the text could tell from a bare one
+  return Reflect.ownKeys(v).length === 0 ? `!date:${String(time)}` : undefined;
 }
 
 /** How many values one bytes value counts as against the values bound: each is one SHA-256 of its own (a few µs however short). */

@@ -274,10 +274,11 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(new Date(5))).toBe("!date:5");
       expect(canonicalJson(new Date(Number.NaN))).toBe("!date:NaN");
       expect(canonicalJson(runInNewContext("new Date(5)"))).toBe("!date:5");
-      // an own getTime is never run
+      // an own getTime is never run, and a Date that carries data of its own is not data (the text would not tell it from a bare one)
       let runs = 0;
       const shadowed = Object.assign(new Date(7), { getTime: () => ++runs });
-      expect(canonicalJson(shadowed)).toBe("!date:7");
+      expect(canonicalJson(shadowed)).toEqual({ problem: "not_data" });
+      expect(canonicalJson(Object.assign(new Date(7), { x: 1 }))).toEqual({ problem: "not_data" });
       expect(runs).toBe(0);
     });
 
