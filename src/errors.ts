@@ -57,3 +57,16 @@ export class PolicyConfigError extends Error {
     brand(this, CONFIG_ERROR);
   }
 }
+
+/**
+ * What a host's function threw, as text, whatever it threw: `Name: message` for an Error, else its
+ * text; an object with no way to become text, or an Error whose message getter throws, is said so
+ * rather than throwing (a clock that threw one came back bare; found by a review).
+ */
+export function describeThrown(error: unknown): string {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  } catch {
+    return "a value that cannot be shown";
+  }
+}

@@ -10,6 +10,7 @@
  * and send both under one key; with SHA-256 (even cut to 128 bits) no such pair can be found.
  */
 import { BOUNDS } from "./bounds.js";
+import { inheritsNothing, presentValue, UNREADABLE } from "./safe-read.js";
 import { sha256BytesHex, sha256Hex } from "./sha256.js";
 import { utf8Safe } from "./store-keys.js";
 
@@ -52,20 +53,6 @@ const NOT_DATA: CanonicalFailure = Object.freeze({ problem: "not_data" });
 /** Values and characters unbounded; nesting bounded as a keyed body's is, so that a cycle ends. */
 const UNBOUNDED: CanonicalBounds = { values: Infinity, length: Infinity, depth: BOUNDS.keyedBodyDepth };
 
-/** What {@link ownData} answers for an accessor, or when a trap throws. */
-const UNREADABLE: unique symbol = Symbol("unreadable");
-
-/** An own data property of a body's array or object, read without running its code; undefined when absent (a hole). */
-function ownData(container: object, name: string | number): unknown {
-  try {
-    const property = Object.getOwnPropertyDescriptor(container, name);
-    if (property === undefined) return undefined;
-    return "value" in property ? property.value : UNREADABLE;
-  } catch {
-    return UNREADABLE;
-  }
-}
-
 /** A getter of the platform's own, by the prototype that holds it (read once, here). */
 const intrinsic = (proto: object, name: string): ((this: unknown) => unknown) => Object.getOwnPropertyDescriptor(proto, name)!.get!;
 const TYPED = Object.getPrototypeOf(Uint8Array.prototype) as object;
@@ -107,19 +94,13 @@ function bytesOf(v: object): Uint8Array | undefined {
  * A plain object: each prototype on its chain a realm's `Object.prototype` (itself without a
  * prototype, its own `constructor` that realm's `Object`) or an object with no own keys (what
  * fast-querystring, `@fastify/formbody`'s parser, builds a form body on: a rejected form body was a
- * 400 for every keyed form write on Fastify; found by a review), read by property descriptors, as
- * query.ts's `holdsOwnParameters` reads a query object. An object that inherits data (a class
+ * 400 for every keyed form write on Fastify; found by a review): safe-read.ts's `inheritsNothing`,
+ * the walk query.ts's `holdsOwnParameters` takes for a query object, with any realm's root. An object that inherits data (a class
  * instance, a Map, or data hung on a prototype a handler reads through: `Object.create({ x: 1 })`
  * read as `{}`) is not data (found by a diff review).
  */
 function isPlainObject(v: object): boolean {
-  let proto = Object.getPrototypeOf(v) as object | null;
-  for (let depth = 0; proto !== null; depth++) {
-    if (proto === Object.prototype || isObjectPrototype(proto)) return true;
-    if (depth >= 4 || Reflect.ownKeys(proto).length > 0) return false;
-    proto = Object.getPrototypeOf(proto) as object | null;
-  }
-  return true;
+  return inheritsNothing(v, (proto) => proto === Object.prototype || isObjectPrototype(proto));
 }
 
 /** A realm's `Object.prototype`: no prototype, and its own `constructor` is an `Object` whose `prototype` it is. */
@@ -232,13 +213,13 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
     const i = top.next++;
     if (top.keys === undefined) {
       if (i > 0) out += ",";
-      v = ownData(top.container, i);
+      v = presentValue(top.container, i);
     } else {
       const key = top.keys[i]!;
       // a key's length, like a string's, before it is copied
       if (out.length + hashed + key.length + 3 > bounds.length) return PAST_BOUNDS;
       out += i > 0 ? `,${JSON.stringify(key)}:` : `${JSON.stringify(key)}:`;
-      v = ownData(top.container, key);
+      v = presentValue(top.container, key);
     }
     if (v === UNREADABLE) return UNREADABLE_BODY;
   }
@@ -253,15 +234,16 @@ function opened(v: object, stack: Open[], room: number): string | Uint8Array | C
   try {
     if (Array.isArray(v)) {
       // Array.isArray throws for a revoked Proxy
-      const size = ownData(v, "length");
+      const size = presentValue(v, "length");
       if (typeof size !== "number") return UNREADABLE_BODY;
       // more elements than values left: past the bound before any is read
       if (size > room) return PAST_BOUNDS;
       stack.push({ container: v, keys: undefined, size, next: 0 });
       return "[";
     }
-    // bytes and dates are asked last: telling an object of another realm from either throws
-    if (!isPlainObject(v)) return bytesOf(v) ?? dateText(v) ?? NOT_DATA;
+    // views, dates, then bare buffers, asked last: telling an object from a Date or an ArrayBuffer
+    // throws, so a Date is asked before the buffer (it paid a throw for the buffer's test first)
+    if (!isPlainObject(v)) return ArrayBuffer.isView(v) ? (bytesOf(v) ?? NOT_DATA) : (dateText(v) ?? bytesOf(v) ?? NOT_DATA);
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();

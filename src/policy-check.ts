@@ -5,6 +5,7 @@
 import { chargeRequest } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
 import type { Hooks } from "./hooks.js";
+import { describeThrown } from "./errors.js";
 import { assertCredential, assertNoMisspelt, assertRoles } from "./host-input.js";
 import { insured, insuredTicket, type Insurance } from "./insurance.js";
 import { applyLimits } from "./limits.js";
@@ -30,10 +31,6 @@ export interface PolicyContext {
   readonly hooks: Hooks;
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-}
-
 /** What the main store was asked when it failed, and how. */
 interface Failed {
   readonly planned: Plan;
@@ -46,7 +43,7 @@ interface Failed {
  * `failOpen` the plan's own answer uncounted; `why` follows the main store's error in its reason.
  */
 function unavailable(first: Failed, why: string, failOpen: boolean, config: CompiledConfig, t: number, requestId: string, degraded = false): Decision {
-  const error = why === "" ? describe(first.error) : `${describe(first.error)}; insurance store: ${why}`;
+  const error = why === "" ? describeThrown(first.error) : `${describeThrown(first.error)}; insurance store: ${why}`;
   return present(first.planned, first.charge, { kind: "store_failed", error, failOpen }, config, t, requestId, degraded);
 }
 
@@ -66,7 +63,7 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
   try {
     outcome = checkedOutcome(charge, await insurance.store.charge(charge));
   } catch (second) {
-    return unavailable(first, describe(second), ctx.failOpen, config, t, requestId);
+    return unavailable(first, describeThrown(second), ctx.failOpen, config, t, requestId);
   }
   // this process's share of a daily cap is spent, not the cap: a 429 would show the share as the
   // client's daily limit and send it away until tomorrow. The main store is needed to decide: 503.

@@ -6,7 +6,7 @@
 import { budgetCharges } from "./charge-request.js";
 import { resolveConfig } from "./config.js";
 import { knownKeys, record } from "./config-fields.js";
-import { PolicyConfigError } from "./errors.js";
+import { describeThrown, PolicyConfigError } from "./errors.js";
 import { figures } from "./headers.js";
 import { hooksOf } from "./hooks.js";
 import { assertCredential, assertNow } from "./host-input.js";
@@ -90,15 +90,6 @@ function checkOptions(options: CreatePolicyOptions): void {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
   }
   if (options.failOpen !== undefined && typeof options.failOpen !== "boolean") throw new PolicyConfigError("failOpen", "must be true or false");
-}
-
-/** What a host's function threw, as text, whatever it threw (an object with no way to become text, a message getter that throws). */
-function describeThrown(error: unknown): string {
-  try {
-    return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-  } catch {
-    return "a value that cannot be shown";
-  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * name → values; and reading values out of it.
  */
 import { BOUNDS } from "./bounds.js";
-import { decode, isArray, ownNames, ownValue, readStrings, UNREADABLE } from "./safe-read.js";
+import { decode, inheritsNothing, isArray, ownNames, ownValue, readStrings, UNREADABLE } from "./safe-read.js";
 
 /**
  * A query-string part: `+` is a space, then percent-decoding; the common plain part costs nothing.
@@ -130,13 +130,7 @@ function tooMany(name: string): QueryProblem {
 export function holdsOwnParameters(query: unknown): boolean {
   if (typeof query !== "object" || query === null) return true; // not an object: the policy refuses it (400), naming query
   try {
-    let proto = Object.getPrototypeOf(query) as object | null;
-    for (let depth = 0; proto !== null; depth++) {
-      if (proto === Object.prototype) return true;
-      if (depth >= 4 || Reflect.ownKeys(proto).length > 0) return false;
-      proto = Object.getPrototypeOf(proto) as object | null;
-    }
-    return true;
+    return inheritsNothing(query, (proto) => proto === Object.prototype);
   } catch {
     return false; // a Proxy's trap that throws
   }

@@ -41,6 +41,22 @@ export function presentValue(object: object, name: PropertyKey): unknown {
   }
 }
 
+/**
+ * Whether `value` inherits nothing a reader of its own properties would miss: each prototype on its
+ * chain a root (`isRoot`: `Object.prototype`, or any realm's) or an object with no own keys (what
+ * fast-querystring builds on), at most four of those; no prototype at all is fine too. Runs a Proxy's
+ * traps: the caller catches what they throw.
+ */
+export function inheritsNothing(value: object, isRoot: (proto: object) => boolean): boolean {
+  let proto = Object.getPrototypeOf(value) as object | null;
+  for (let depth = 0; proto !== null; depth++) {
+    if (isRoot(proto)) return true;
+    if (depth >= 4 || Reflect.ownKeys(proto).length > 0) return false;
+    proto = Object.getPrototypeOf(proto) as object | null;
+  }
+  return true;
+}
+
 export function isArray(value: unknown): boolean | typeof UNREADABLE {
   try {
     return Array.isArray(value); // throws for a revoked Proxy

@@ -279,6 +279,9 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       const shadowed = Object.assign(new Date(7), { getTime: () => ++runs });
       expect(canonicalJson(shadowed)).toEqual({ problem: "not_data" });
       expect(canonicalJson(Object.assign(new Date(7), { x: 1 }))).toEqual({ problem: "not_data" });
+      // own keys of every kind: a Symbol, a non-enumerable one (a review: Object.keys passed the enumerable case alone)
+      expect(canonicalJson(Object.assign(new Date(7), { [Symbol("tz")]: "UTC" }))).toEqual({ problem: "not_data" });
+      expect(canonicalJson(Object.defineProperty(new Date(7), "tz", { value: "UTC", enumerable: false }))).toEqual({ problem: "not_data" });
       expect(runs).toBe(0);
     });
 
@@ -317,6 +320,18 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(refusedBody(Buffer.alloc(BOUNDS.keyedBodyLength))).toMatchObject({ param: "body" });
       expect(send(Buffer.alloc(BOUNDS.keyedBodyLength - 200)).decision.allowed).toBe(true);
       expect(refusedBody([Buffer.alloc(BOUNDS.keyedBodyLength / 2), "x".repeat(BOUNDS.keyedBodyLength / 2)])).toMatchObject({ param: "body" });
+    });
+
+    it("a chain of key-less prototypes is walked four deep at most (safe-read.ts inheritsNothing): past it, not data", () => {
+      const onChain = (links: number, root: object | null) => {
+        let proto: object | null = root;
+        for (let i = 0; i < links; i++) proto = Object.create(proto) as object;
+        return Object.assign(Object.create(proto) as object, { a: 1 });
+      };
+      expect(canonicalJson(onChain(4, Object.prototype))).toBe('{"a":1}');
+      expect(canonicalJson(onChain(5, Object.prototype))).toEqual({ problem: "not_data" });
+      expect(canonicalJson(onChain(4, null))).toBe('{"a":1}');
+      expect(canonicalJson(onChain(5, null))).toEqual({ problem: "not_data" });
     });
 
     it("data hung on a prototype is not data: a handler reads body.x through it, the walk would not (diff review)", () => {

@@ -39,26 +39,24 @@ it.each([
   expect(times.at(-1)! - start).toBeLessThanOrEqual(210);
 });
 
+/** How many times a read is sent when every send fails with `text` (retries: 0), after it rejects with that error. */
+async function sendsFailingWith(text: string): Promise<number> {
+  let sends = 0;
+  const call: RedisCall = async () => {
+    sends++;
+    throw new Error(text);
+  };
+  const store = new RedisStore({ redis: call, prefix: "probe:", timeoutMs: 200, retries: 0 });
+  await expect(store.read([{ key: "b", limit: 1, windowMs: 1000 }], T0)).rejects.toThrow(text);
+  return sends;
+}
+
 it("other errors, a redirection's included, are not sent again: the call fails at once", async () => {
   for (const text of ["Too many Cluster redirections. Last error: Error: Connection is closed.", "ERR something else", "CLUSTERDOWN The cluster is down"]) {
-    let sends = 0;
-    const call: RedisCall = async () => {
-      sends++;
-      throw new Error(text);
-    };
-    const store = new RedisStore({ redis: call, prefix: "probe:", timeoutMs: 200, retries: 0 });
-    await expect(store.read([{ key: "b", limit: 1, windowMs: 1000 }], T0)).rejects.toThrow(text);
-    expect(sends, text).toBe(1);
+    expect(await sendsFailingWith(text), text).toBe(1);
   }
 });
 
 it("ioredis's wrapped TRYAGAIN is not sent again with retries: 0: an earlier send in ioredis's own count may have run, and without retries no memo answers a repeat (a review)", async () => {
-  let sends = 0;
-  const call: RedisCall = async () => {
-    sends++;
-    throw new Error(WRAPPED);
-  };
-  const store = new RedisStore({ redis: call, prefix: "probe:", timeoutMs: 200, retries: 0 });
-  await expect(store.read([{ key: "b", limit: 1, windowMs: 1000 }], T0)).rejects.toThrow(WRAPPED);
-  expect(sends).toBe(1);
+  expect(await sendsFailingWith(WRAPPED)).toBe(1);
 });
