@@ -134,7 +134,7 @@ function withIdempotencyKey(config: CompiledConfig, op: CompiledOperation, reque
   if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
     return planOf(config, op, request.requestId, newsletter, view, invalid("Idempotency-Key", "must be 1 to 255 visible ASCII characters"), undefined, "", role);
   }
-  const fingerprint = requestFingerprint(request.method, request.path, request.keyQuery, request.body, op.newsletterAt < 0 ? newsletter : undefined);
+  const fingerprint = requestFingerprint(request.method, request.path, request.query, request.body, op.newsletterAt < 0 ? newsletter : undefined);
   if (typeof fingerprint !== "string") {
     return planOf(config, op, request.requestId, newsletter, view, invalid("body", UNKEYABLE[fingerprint.problem]), undefined, "", role);
   }

@@ -20,12 +20,15 @@ export interface NormalRequest {
   readonly segments: readonly string[];
   /** The decoded path without its query or a trailing slash, for messages and idempotency fingerprints. */
   readonly path: string;
-  readonly query: ReadonlyMap<string, readonly string[]>;
   /**
-   * The query an Idempotency-Key is bound to: the `query` object when one was given (as handlers get
-   * it), else the path's query string; `query` above, what is judged, may hold both.
+   * The judged query, which an Idempotency-Key is also bound to: the `query` object when one was
+   * given (as handlers get it), else the path's query string; with an adapter's descriptor, which
+   * asks for both ({@link BOTH_QUERIES}), the object and what the string adds to it (the object
+   * itself when the string adds nothing). A key bound to the object alone ignored the string a
+   * handler reads with the framework's query parser off (its object empty): another query under the
+   * key was a replay, not a 409 (found by a security drill).
    */
-  readonly keyQuery: ReadonlyMap<string, readonly string[]>;
+  readonly query: ReadonlyMap<string, readonly string[]>;
   readonly idempotencyKey: unknown;
   readonly body: unknown;
   readonly newsletter: string | undefined;
@@ -228,16 +231,19 @@ function readPath(rawPath: string): PathRead {
 /**
  * A `query` object's parameters with the path's query string's: each name's values from either, a
  * value as many times as the one that has it more often (a query read twice, as the object and as
- * the string, is the same query: `limit=10` once is one limit, `limit=10&limit=10` still two).
+ * the string, is the same query: `limit=10` once is one limit, `limit=10&limit=10` still two). The
+ * object itself when the string adds nothing to it (no copy).
  */
 function bothQueries(object: ReadonlyMap<string, readonly string[]>, text: ReadonlyMap<string, readonly string[]>): ReadonlyMap<string, readonly string[]> {
   if (text.size === 0) return object;
   const out = new Map<string, string[]>();
+  let added = false;
   for (const [name, values] of object) out.set(name, [...values]);
   for (const [name, values] of text) {
     const list = out.get(name);
     if (list === undefined) {
       out.set(name, [...values]);
+      added = true;
       continue;
     }
     // each value of the string's beyond the times the object has it
@@ -245,10 +251,13 @@ function bothQueries(object: ReadonlyMap<string, readonly string[]>, text: Reado
     for (const v of values) {
       const at = left.indexOf(v);
       if (at >= 0) left.splice(at, 1);
-      else list.push(v);
+      else {
+        list.push(v);
+        added = true;
+      }
     }
   }
-  return out;
+  return added ? out : object;
 }
 
 /** The common methods as they normalise; any other is checked and upper-cased. */
@@ -311,7 +320,6 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
     segments: read.segments,
     path: read.path,
     query,
-    keyQuery: fromObject === undefined ? query : (fromObject as ReadonlyMap<string, readonly string[]>),
     idempotencyKey: request.idempotencyKey,
     body: request.body,
     newsletter: typeof rawNewsletter === "string" && rawNewsletter !== "" ? rawNewsletter : undefined,

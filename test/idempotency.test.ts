@@ -10,6 +10,7 @@ import { createPolicy, emptyUsage, evaluate, MemoryStore, release, type Decision
 import { RedisStore } from "../src/redis/index.js";
 import { cleanUp, ioredis, ioredisCall, keysUnder, uniquePrefix } from "./redis/helpers.js";
 import { canonicalJson, requestFingerprint } from "../src/fingerprint.js";
+import { BOTH_QUERIES } from "../src/request.js";
 import { T0, key } from "./fixtures.js";
 import { BOUNDS } from "../src/bounds.js";
 import { runInNewContext } from "node:vm";
@@ -114,6 +115,26 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       const after = evaluate(create(`/newsletters/nl_1/articles?${text}`, query), { credential: writer, roles, usage: before.usage, now: T0 + 1000 });
       expect(after.decision, text).toMatchObject({ allowed: true, reason: { replay: true } });
     }
+  });
+
+  it("an adapter's descriptor (the query object and the path's query string both judged) binds a key to both: the object alone when the string adds nothing to it, as before; else what the string adds too (bound to the object alone, a server with its query parser off made another query a replay; found by a security drill)", () => {
+    const writer = key({ nl_1: { content: "write" } });
+    const create = (text: string, query: Readonly<Record<string, string | readonly string[]>>, both: boolean): PolicyRequest =>
+      ({ method: "POST", path: `/newsletters/nl_1/articles?${text}`, query: query as PolicyRequest["query"], idempotencyKey: "K", body: { title: "t" }, ...(both && { [BOTH_QUERIES]: true }) }) as PolicyRequest;
+    const first = (text: string, query: Readonly<Record<string, string | readonly string[]>>, both = true) => evaluate(create(text, query, both), { credential: writer, roles, usage: emptyUsage(), now: T0 });
+    const then = (before: { usage: Usage }, text: string, query: Readonly<Record<string, string | readonly string[]>>, both = true) => evaluate(create(text, query, both), { credential: writer, roles, usage: before.usage, now: T0 + 1000 }).decision;
+    // the string adds nothing: bound as a host's descriptor with the object alone is (a retry across the upgrade stays a replay)
+    for (const [text, query] of [["at=1", { at: "1" }], ["notify=a&notify=a", { notify: ["a", "a"] }], ["n=x+y", { n: "x y" }]] as const) {
+      expect(then(first(text, query, false), text, query), text).toMatchObject({ allowed: true, reason: { replay: true } });
+    }
+    // the parser off: the object is empty, and the string is the query
+    const off = first("at=1", {});
+    expect(then(off, "at=2", {})).toMatchObject({ status: 409, body: { error: { code: "conflict", param: "Idempotency-Key" } } });
+    expect(then(off, "at=1", {})).toMatchObject({ allowed: true, reason: { replay: true } });
+    // a value the string has beyond the object's is bound too
+    const beyond = first("at=1&at=2", { at: "1" });
+    expect(then(beyond, "at=1&at=3", { at: "1" })).toMatchObject({ status: 409 });
+    expect(then(beyond, "at=1&at=2", { at: "1" })).toMatchObject({ allowed: true, reason: { replay: true } });
   });
 
   it("the fingerprint is readable and safe for the Redis store: `METHOD /path` and 32 hex digits, no control characters", () => {

@@ -94,3 +94,46 @@ describe("spec §7 #4, #5, #7: the raw query string is judged with the parsed qu
     await expectJudged(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, "Fastify");
   });
 });
+
+describe("DESIGN §7: an Idempotency-Key is bound to the query a handler reads, the raw query string too", () => {
+  const writer: Credential = { id: "key_writer", kind: "api_key", newsletters: { nl_1: { content: "write" } } };
+  const whoWrites = () => ({ credential: writer, roles: { nl_1: "owner" } });
+  /** Two different queries under one key: a 409; the first again: a replay. */
+  async function expectBound(base: string, label: string): Promise<void> {
+    const post = (at: string) => fetch(`${base}/newsletters/nl_1/articles?at=${at}`, { method: "POST", headers: { "Idempotency-Key": "k-1", "Content-Type": "application/json" }, body: JSON.stringify({ title: "t" }) });
+    const first = await post("2026-01-01T09:00Z");
+    expect(first.status, label).toBe(200);
+    expect(await first.json(), label).toEqual({ replay: false });
+    const other = await post("2026-06-01T09:00Z");
+    expect(other.status, label).toBe(409);
+    expect(((await other.json()) as { error: { code: string; param: string } }).error, label).toMatchObject({ code: "conflict", param: "Idempotency-Key" });
+    const again = await post("2026-01-01T09:00Z");
+    expect(again.status, label).toBe(200);
+    expect(await again.json(), label).toEqual({ replay: true });
+  }
+
+  for (const [name, express] of [["Express 5", express5], ["Express 4", express4]] as const) {
+    for (const [parser, setting] of [["off", false], ["URLSearchParams", (text: string) => new URLSearchParams(text)], ["on (the default)", undefined]] as const) {
+      // with the parser off the key ignored the raw query: another query was a replay (found by a security drill)
+      it(`${name}, query parser ${parser}`, async () => {
+        const app = (express as typeof express5)();
+        if (setting !== undefined) app.set("query parser", setting);
+        app.use(express5.json());
+        app.use(expressPolicy({ policy: policy(), who: whoWrites }));
+        app.post(/.*/, (_req, res) => {
+          res.json({ replay: (res.locals.decision.reason as { replay?: boolean } | undefined)?.replay === true });
+        });
+        await expectBound(await listen(app as never), `${name} ${parser}`);
+      });
+    }
+  }
+
+  it("Fastify with a URLSearchParams querystringParser", async () => {
+    const app = Fastify({ routerOptions: { querystringParser: (text: string) => new URLSearchParams(text) as never } } as never);
+    await app.register(fastifyPolicy, { policy: policy(), who: whoWrites });
+    app.post("/*", async (request) => ({ replay: ((request as unknown as { decision: { reason?: { replay?: boolean } } }).decision.reason?.replay) === true }));
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    closers.push(() => app.close());
+    await expectBound(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, "Fastify");
+  });
+});
