@@ -68,23 +68,40 @@ const viewBuffer = intrinsic(DataView.prototype, "buffer");
 const viewOffset = intrinsic(DataView.prototype, "byteOffset");
 const viewLength = intrinsic(DataView.prototype, "byteLength");
 const bufferLength = intrinsic(ArrayBuffer.prototype, "byteLength");
+/** A typed array's kind (`"Float32Array"`), of any realm; undefined for anything else (a DataView). */
+const typedKind = Object.getOwnPropertyDescriptor(TYPED, Symbol.toStringTag)!.get! as (this: unknown) => string | undefined;
+
+/** Typed arrays whose elements are the bytes themselves: a handler reads the same values from any of them (and from a Buffer, a DataView's bytes, an ArrayBuffer's). */
+const BYTE_KINDS: ReadonlySet<string> = new Set(["Uint8Array", "Uint8ClampedArray"]);
+
+/** Bytes, and the kind of typed array they are the elements of when that is not bytes (`"Float32Array"`; undefined for bytes). */
+interface Bytes {
+  readonly bytes: Uint8Array;
+  readonly kind: string | undefined;
+}
 
 /**
  * The bytes of a Buffer, typed array, DataView or ArrayBuffer (what a raw body parser hands over),
  * of any realm, read through the platform's own getters, which check what they are called on (an
- * own `buffer` accessor on the object is never run); undefined for anything else. Throws for a
- * detached buffer (read as unreadable).
+ * own `buffer` accessor on the object is never run), with the kind of typed array they are the
+ * elements of when those are not bytes (a `Float32Array([1])` and the `Uint8Array` of its four
+ * bytes are two bodies: a handler reads 1 from one and 0, 0, 128, 63 from the other; both read as
+ * the same bytes, found by a security drill); undefined for anything else. Throws for a detached
+ * buffer (read as unreadable).
  */
-function bytesOf(v: object): Uint8Array | undefined {
+function bytesOf(v: object): Bytes | undefined {
   if (ArrayBuffer.isView(v)) {
     // a typed array's getters throw for a DataView (and the other way round), of any realm
     let view: readonly [unknown, unknown, unknown];
+    let kind: string | undefined;
     try {
       view = [typedBuffer.call(v), typedOffset.call(v), typedLength.call(v)];
+      kind = typedKind.call(v);
     } catch {
       view = [viewBuffer.call(v), viewOffset.call(v), viewLength.call(v)];
     }
-    return new Uint8Array(view[0] as ArrayBuffer, view[1] as number, view[2] as number);
+    const bytes = new Uint8Array(view[0] as ArrayBuffer, view[1] as number, view[2] as number);
+    return { bytes, kind: kind === undefined || BYTE_KINDS.has(kind) ? undefined : kind };
   }
   let length: unknown;
   try {
@@ -92,7 +109,7 @@ function bytesOf(v: object): Uint8Array | undefined {
   } catch {
     return undefined;
   }
-  return new Uint8Array(v as ArrayBuffer, 0, length as number);
+  return { bytes: new Uint8Array(v as ArrayBuffer, 0, length as number), kind: undefined };
 }
 
 /**
@@ -174,10 +191,11 @@ const BYTES_WEIGHT = 64;
 
 /**
  * Bytes as the canonical text writes them: `!bytes:`, their length and their SHA-256 (hashed as
- * bytes: written as hex, a 512 kB body was a 1 MB text hashed again, ~120 ms; found by a diff review).
+ * bytes: written as hex, a 512 kB body was a 1 MB text hashed again, ~120 ms; found by a diff
+ * review); the elements of a typed array that are not bytes as `!bytes:<kind>:`, then the same.
  */
-function bytesText(bytes: Uint8Array): string {
-  return `!bytes:${bytes.length}:${sha256BytesHex(bytes)}`;
+function bytesText({ bytes, kind }: Bytes): string {
+  return `!bytes:${kind === undefined ? "" : `${kind}:`}${bytes.length}:${sha256BytesHex(bytes)}`;
 }
 
 /**
@@ -230,13 +248,13 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
       if (stack.length >= bounds.depth) return PAST_BOUNDS;
       const opening = opened(v, stack, bounds.values - count, walk);
       if (typeof opening === "string") out += opening;
-      else if (opening instanceof Uint8Array) {
+      else if ("bytes" in opening) {
         // bytes: their length before any is read; each is hashed on its own, so each counts as
         // BYTES_WEIGHT values (14 000 empty ones were 14 000 hashes, ~80 ms; found by a review)
         count += BYTES_WEIGHT - 1;
         if (count > bounds.values) return PAST_BOUNDS;
-        if (out.length + hashed + opening.length > bounds.length) return PAST_BOUNDS;
-        hashed += opening.length;
+        if (out.length + hashed + opening.bytes.length > bounds.length) return PAST_BOUNDS;
+        hashed += opening.bytes.length;
         out += bytesText(opening);
       } else return opening;
     }
@@ -269,7 +287,7 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
  * read and pushes its frame, answering the text that opens it; or answers the bytes of a Buffer,
  * typed array, DataView or ArrayBuffer (unread), for the caller to bound and write.
  */
-function opened(v: object, stack: Open[], room: number, walk: Walk): string | Uint8Array | CanonicalFailure {
+function opened(v: object, stack: Open[], room: number, walk: Walk): string | Bytes | CanonicalFailure {
   try {
     if (Array.isArray(v)) {
       // Array.isArray throws for a revoked Proxy

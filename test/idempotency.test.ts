@@ -368,6 +368,26 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(Buffer.from("hi"))).not.toBe(canonicalJson({ 0: 104, 1: 105 }));
     });
 
+    it("a typed array whose elements are not bytes is bound by its kind too: Float32Array([1]) and the Uint8Array of its four bytes are two bodies (both read as the same bytes; found by a security drill)", () => {
+      const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+      const one = new Float32Array([1]);
+      const itsBytes = new Uint8Array(one.buffer);
+      expect(canonicalJson(one)).toBe(`!bytes:Float32Array:4:${sha(itsBytes)}`);
+      expect(canonicalJson(runInNewContext("new Float32Array([1])"))).toBe(`!bytes:Float32Array:4:${sha(itsBytes)}`);
+      const kinds = [one, new Int32Array([1065353216]), new Uint16Array(one.buffer), new Int8Array(one.buffer), new BigInt64Array(1), new BigUint64Array(1)];
+      const texts = kinds.map((v) => canonicalJson(v));
+      expect(new Set(texts).size).toBe(kinds.length);
+      // bytes read as bytes whatever holds them: a Buffer, a Uint8Array, a Uint8ClampedArray, a DataView, an ArrayBuffer
+      const bytesText = `!bytes:4:${sha(itsBytes)}`;
+      for (const v of [itsBytes, Buffer.from(itsBytes), new Uint8ClampedArray(one.buffer), new DataView(one.buffer), one.buffer]) expect(canonicalJson(v)).toBe(bytesText);
+      expect(texts).not.toContain(bytesText);
+      // through evaluate: the same key on the other kind is a 409
+      const first = send({ cover: one });
+      expect(send({ cover: new Int32Array([1065353216]) }, first.usage).decision.status).toBe(409);
+      expect(send({ cover: itsBytes }, first.usage).decision.status).toBe(409);
+      expect(send({ cover: new Float32Array([1]) }, first.usage).decision.reason).toMatchObject({ replay: true });
+    });
+
     it("bytes count against the length bound one character a byte: up to 1 MiB goes on, past it a 400", () => {
       expect(refusedBody(new Uint8Array(10_000_000))).toMatchObject({ code: "invalid_request", param: "body" });
       expect(refusedBody(Buffer.alloc(BOUNDS.keyedBodyLength))).toMatchObject({ param: "body" });
