@@ -246,6 +246,13 @@ export async function rateLimitAnswer(policy: Policy, who: Who, decision: Decisi
 }
 
 /**
+ * An allowed replay, as {@link isReplay} narrows a decision to. Narrowed to `AllowedDecision` alone,
+ * a decision that was not a replay read as `never` after the test (an allowed one is not a refused
+ * one): `if (isReplay(d)) return; d.view` did not compile (found by a new-user review).
+ */
+export type ReplayDecision = AllowedDecision & { reason: { rule: "allowed"; replay: true } };
+
+/**
  * True for an allowed replay: a write whose `Idempotency-Key` already counted. Answer it from the
  * stored result of the first request; do not run the send again.
  *
@@ -254,7 +261,7 @@ export async function rateLimitAnswer(policy: Policy, who: Who, decision: Decisi
  * @example
  * if (isReplay(res.locals.decision)) return res.json(await storedResult(req));
  */
-export function isReplay(decision: Decision): decision is AllowedDecision {
+export function isReplay(decision: Decision): decision is ReplayDecision {
   return decision.reason.rule === "allowed" && decision.reason.replay === true;
 }
 

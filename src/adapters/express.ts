@@ -79,4 +79,5 @@ export function newsletterPolicy(options: ExpressPolicyOptions): RequestHandler 
 }
 
 export { isReplay };
+export type { ReplayDecision } from "./core.js";
 export type { AdapterOptions, ResourceTarget };

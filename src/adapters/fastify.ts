@@ -88,4 +88,5 @@ Object.assign(plugin, { [Symbol.for("skip-override")]: true, [Symbol.for("fastif
 export const newsletterPolicy = plugin;
 
 export { isReplay };
+export type { ReplayDecision } from "./core.js";
 export type { AdapterOptions, ResourceTarget };

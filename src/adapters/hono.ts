@@ -141,4 +141,5 @@ export function newsletterPolicy(options: HonoPolicyOptions): MiddlewareHandler<
 }
 
 export { isReplay };
+export type { ReplayDecision } from "./core.js";
 export type { AdapterOptions, ResourceTarget };

@@ -76,4 +76,5 @@ export function newsletterPolicy(options: NodePolicyOptions): NodeGuard {
 }
 
 export { isReplay };
+export type { ReplayDecision } from "./core.js";
 export type { AdapterOptions, ResourceTarget };

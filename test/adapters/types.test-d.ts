@@ -6,7 +6,7 @@ import { expectTypeOf, test } from "vitest";
 import { newsletterPolicy as honoPolicy, type PolicyEnv } from "../../src/adapters/hono.js";
 import type { ExpressPolicyOptions, ResourceTarget } from "../../src/adapters/express.js";
 import type { NodeGuard } from "../../src/adapters/node.js";
-import type { AllowedDecision, Who } from "../../src/index.js";
+import type { AllowedDecision, Decision, Who } from "../../src/index.js";
 import "../../src/adapters/fastify.js";
 
 test("Express: res.locals.decision is the allowed decision; who gets the Express request", () => {
@@ -44,4 +44,18 @@ test("DESIGN Adapters (newsletter resolver): (req) => … still fits; the second
   const twoArguments: ExpressPolicyOptions["newsletter"] = (_req, { segments }) => segments[1];
   honoPolicy({ policy: null as never, who: null as never, newsletter: (_c, { segments }) => (segments[0] === "articles" ? "nl_1" : undefined) });
   void [oneArgument, twoArguments];
+});
+
+test("isReplay narrows to a replay, and leaves a decision that is not one as it was (it read as never: `if (isReplay(d)) return; d.view` did not compile; found by a new-user review)", async () => {
+  const { isReplay } = await import("../../src/adapters/node.js");
+  const decision = {} as AllowedDecision;
+  if (isReplay(decision)) {
+    expectTypeOf(decision.reason.replay).toEqualTypeOf<true>();
+    expectTypeOf(decision.status).toEqualTypeOf<200>();
+  } else {
+    expectTypeOf(decision).toEqualTypeOf<AllowedDecision>();
+    expectTypeOf(decision.view).toEqualTypeOf<"reader" | "full" | undefined>();
+  }
+  const any = {} as Decision;
+  if (!isReplay(any)) expectTypeOf(any).toEqualTypeOf<Decision>();
 });
