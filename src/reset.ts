@@ -30,8 +30,9 @@ import type { Credential } from "./types.js";
  * @example
  * await policy.reset({ credential });           // { id, kind } is enough
  * await policy.reset({ newsletter: "nl_1" });
+ * // exactly one of the two: { credential, newsletter } is a compile error (and a PolicyConfigError at run time)
  */
-export type ResetTarget = { readonly credential: Pick<Credential, "id" | "kind"> } | { readonly newsletter: string };
+export type ResetTarget = { readonly credential: Pick<Credential, "id" | "kind">; readonly newsletter?: never } | { readonly newsletter: string; readonly credential?: never };
 
 /** Validates a reset target (host input: a mistake throws, DESIGN §10). */
 export function assertTarget(target: unknown, field: string): asserts target is ResetTarget {

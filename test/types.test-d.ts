@@ -30,6 +30,14 @@ describe("public types", () => {
     expectTypeOf<Refusal["code"]>().toEqualTypeOf<"invalid_request" | "insufficient_scope" | "not_found">();
   });
 
+  it("a reset target names exactly one of credential or newsletter: both is a compile error, as it is a PolicyConfigError at run time (new-user review)", () => {
+    type Target = Parameters<ReturnType<typeof createPolicy>["reset"]>[0];
+    const credential = { id: "key_1", kind: "api_key" } as const;
+    expectTypeOf({ credential }).toMatchTypeOf<Target>();
+    expectTypeOf({ newsletter: "nl_1" }).toMatchTypeOf<Target>();
+    expectTypeOf({ credential, newsletter: "nl_1" }).not.toMatchTypeOf<Target>();
+  });
+
   it("permissions are literal types: a typo is a compile error", () => {
     expectTypeOf<"audience: read">().toMatchTypeOf<Permission>();
     expectTypeOf<"audience:read">().not.toMatchTypeOf<Permission>();
