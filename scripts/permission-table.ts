@@ -10,6 +10,6 @@ import { permissionTable } from "../src/cli/permission-table.js";
 export { permissionTable };
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(new URL("../docs/permissions.md", import.meta.url), permissionTable());
+  writeFileSync(new URL("../docs/permissions.md", import.meta.url), permissionTable(undefined, { docs: true }));
   console.log("wrote docs/permissions.md");
 }

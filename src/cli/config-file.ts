@@ -18,7 +18,7 @@ import { PolicyConfigError } from "../errors.js";
  * @returns the validated config.
  * @throws CliError for an unreadable file, bad JSON or another extension; PolicyConfigError for invalid options.
  */
-export async function loadConfig(path: string | undefined): Promise<PolicyConfig> {
+export async function loadConfig(path: string | undefined, option = "--config"): Promise<PolicyConfig> {
   // without --config the CLI shows the spec's defaults: the docsUrl warning is advice for a host's code, not for this run
   if (path === undefined) return defineConfig({ onWarning: () => {} });
   const file = resolve(path);
@@ -26,30 +26,30 @@ export async function loadConfig(path: string | undefined): Promise<PolicyConfig
   let options: unknown;
   if (ext === ".json") {
     const text = await readFile(file, "utf8").catch((error: Error) => {
-      throw new CliError(`${path}: ${error.message}`);
+      throw new CliError(`${option} ${path}: ${error.message}`);
     });
     try {
       options = JSON.parse(text);
     } catch (error) {
-      throw new CliError(`${path}: not JSON (${(error as Error).message})`);
+      throw new CliError(`${option} ${path}: not JSON (${(error as Error).message})`);
     }
   } else if (ext === ".js" || ext === ".mjs" || ext === ".cjs") {
     const module = (await import(pathToFileURL(file).href).catch((error: Error) => {
-      throw new CliError(`${path}: ${error.message}`);
+      throw new CliError(`${option} ${path}: ${error.message}`);
     })) as { default?: unknown; config?: unknown };
     options = module.config ?? module.default;
     // a CommonJS file's module.exports arrives as `default`
     if (typeof options === "object" && options !== null && "config" in options && Object.keys(options).length === 1) options = (options as { config: unknown }).config;
   } else {
-    throw new CliError(`${path}: a config file is .json, .js, .mjs or .cjs; got "${ext || "no extension"}"`);
+    throw new CliError(`${option} ${path}: a config file is .json, .js, .mjs or .cjs; got "${ext || "no extension"}"`);
   }
-  if (typeof options !== "object" || options === null) throw new CliError(`${path}: must hold (or export as default or "config") the options object of defineConfig`);
+  if (typeof options !== "object" || options === null) throw new CliError(`${option} ${path}: must hold (or export as default or "config") the options object of defineConfig`);
   try {
     return defineConfig(options as PolicyOptions);
   } catch (error) {
     // a PolicyConfigError names the field (the CLI prints it, exit 2); anything else the options
     // threw as they were read (a getter) is the file's mistake too, not a crash (found by a review)
-    if (error instanceof PolicyConfigError) throw error;
-    throw new CliError(`${path}: its options could not be read: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof PolicyConfigError) throw new CliError(`${option} ${path}: ${error.field} ${error.problem}`);
+    throw new CliError(`${option} ${path}: its options could not be read: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

@@ -13,6 +13,7 @@ import { emptyUsage } from "../snapshot.js";
 import { credentialFromScopes } from "../oauth.js";
 import { PolicyConfigError } from "../errors.js";
 import { FAMILIES } from "../permissions.js";
+import { meantName } from "../host-input.js";
 import type { Credential, Decision, PolicyRequest } from "../types.js";
 import { CliError } from "./cli-error.js";
 import { loadConfig } from "./config-file.js";
@@ -131,6 +132,12 @@ async function explain(args: string[], io: Io): Promise<number> {
   // policy answers 404 unresolved, and the output says to give --newsletter
   const newsletter = values.newsletter ?? /^\/newsletters\/([^/?#]+)/.exec(path)?.[1];
   if (values.kind !== "api_key" && values.kind !== "oauth") throw new CliError(`--kind must be api_key or oauth`);
+  // a role the config does not know reaches nothing (404 unknown_role): on the command line it is a typo to name
+  const knownRoles = Object.keys(config.roles);
+  if (!knownRoles.includes(values.role!)) {
+    const meant = meantName(values.role!, knownRoles);
+    throw new CliError(`--role: "${values.role!.slice(0, 64)}" is not a role the config knows (${knownRoles.join(", ")})${meant === undefined ? "" : `; did you mean "${meant}"?`}`);
+  }
   let credential: Credential;
   if (values.credential !== undefined) {
     // one credential: the grants of the one would be dropped without a word (found by an operating review)
@@ -157,7 +164,7 @@ async function explain(args: string[], io: Io): Promise<number> {
 async function permissions(args: string[], io: Io): Promise<number> {
   const { values } = parseArgs({ args, options: { config: { type: "string" }, json: { type: "boolean", default: false } } });
   const config = await loadConfig(values.config);
-  io.out(values.json ? JSON.stringify(permissionData(config), null, 2) : permissionTable(config).trimEnd());
+  io.out(values.json ? JSON.stringify(permissionData(config), null, 2) : permissionTable(config, { configFile: values.config }).trimEnd());
   return 0;
 }
 
@@ -183,7 +190,7 @@ async function replayCommand(args: string[], io: Io): Promise<number> {
   const trace = positionals[0]!;
   const lines = await readTrace(trace);
   const config = await loadConfig(values.config);
-  const other = values.compare === undefined ? undefined : await loadConfig(values.compare);
+  const other = values.compare === undefined ? undefined : await loadConfig(values.compare, "--compare");
   const configName = values.config ?? "the spec's defaults";
   const progress = progressLine(other ? "replay (1/2)" : "replay", io.err);
   const result = replay(lines, config, progress.update);

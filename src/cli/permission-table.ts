@@ -44,8 +44,27 @@ export function permissionData(config: PolicyConfig = defineConfig()): unknown {
   };
 }
 
-export function permissionTable(config: PolicyConfig = defineConfig()): string {
+/**
+ * Where a permission table goes: the repository's `docs/permissions.md` (`docs: true`, generated,
+ * links relative), or a terminal (the CLI: `configFile` when a config of the host's is shown; links
+ * name the page in the installed package).
+ */
+export interface TableTarget {
+  readonly docs?: boolean;
+  readonly configFile?: string;
+}
+
+export function permissionTable(config: PolicyConfig = defineConfig(), target: TableTarget = {}): string {
   const compiled = resolveConfig(config);
+  // the CLI's table is the host's config (it said "the default catalogue" and "do not edit by hand",
+  // and linked decisions.md beside a page that is not there; found by a new-user review)
+  const decisions = target.docs === true ? "decisions.md" : "node_modules/newsletter-policy/docs/decisions.md";
+  const decision = (n: number) => (target.docs === true ? `[decision ${n}](decisions.md)` : `decision ${n} (${decisions})`);
+  const head =
+    target.docs === true
+      ? "<!-- Generated from the operation catalogue by `npm run docs:permissions`; do not edit by hand. -->\n"
+      : "";
+  const known = target.configFile === undefined ? "the default catalogue knows" : `the config in ${target.configFile} knows`;
   const rows = compiled.operations.map((op) => {
     const spec = op.spec;
     const filters = Object.entries(spec.filters ?? {})
@@ -61,12 +80,11 @@ export function permissionTable(config: PolicyConfig = defineConfig()): string {
     return `| \`${op.id}\` | ${spec.method} | \`${spec.path}\` | ${op.needs ? `\`${op.needs}\`` : "a credential"} | ${op.budgets.map((b) => `\`${b.name}\``).join(", ")} | ${cap} | ${cell(filters)} | ${cell(expand)} | ${cell(limits)} |`;
   });
   const budgets = compiled.budgets.map((b) => `| \`${b.name}\` | ${b.limit} | ${b.window} s |`);
-  return `<!-- Generated from the operation catalogue by \`npm run docs:permissions\`; do not edit by hand. -->
-# Permission table
+  return `${head}# Permission table
 
-Every operation the default catalogue knows, what it needs, and what it is charged. Hosts add
+Every operation ${known}, what it needs, and what it is charged. Hosts add
 operations with \`defineConfig({ operations: [...] })\`; anything not listed here is refused with
-\`not_found\` (fail closed, [decision 11](decisions.md)).
+\`not_found\` (fail closed, ${decision(11)}).
 
 | operation | method | path | needs | budgets | daily cap | read-only filters (spec §7 #4–#6) | expand (spec §7 #7) | input limits (400) |
 |---|---|---|---|---|---|---|---|---|
@@ -107,7 +125,7 @@ entry throws \`PolicyConfigError\` naming the field.
 
 | operation | permission | from |
 |---|---|---|
-| \`articles.list\`, \`threads.list\` | \`content: read\` | [decision 9](decisions.md) |
+| \`articles.list\`, \`threads.list\` | \`content: read\` | ${decision(9)} |
 | \`subscribers.get\` | \`audience: read\` | spec §4: reading subscribers needs \`audience: read\` |
 | \`articles.create\`, \`articles.update\`, \`articles.replace\` | \`content: write\` | spec §4: operations that create or edit articles |
 `;

@@ -64,7 +64,12 @@ describe("npx newsletter-policy permissions", () => {
   it("prints docs/permissions.md for the default config (one generator for both)", async () => {
     const { code, stdout } = await cli(["permissions"]);
     expect(code).toBe(0);
-    expect(stdout.trimEnd()).toBe(readFileSync(join(root, "docs/permissions.md"), "utf8").trimEnd());
+    // the page's table rows, with the links a terminal can follow (a new-user review: a generated page's header and relative links)
+    const rows = (text: string) => text.split("\n").filter((line) => line.startsWith("| `"));
+    const page = readFileSync(join(root, "docs/permissions.md"), "utf8");
+    expect(rows(stdout)).toEqual(rows(page.replaceAll("[decision 9](decisions.md)", "decision 9 (node_modules/newsletter-policy/docs/decisions.md)")));
+    expect(stdout.trimEnd()).toBe(permissionTable().trimEnd());
+    expect(stdout).toContain("Every operation the default catalogue knows");
   });
 
   it("--json gives the table as data, as docs/cli.md says every command takes (it was refused as an unknown option; found by a black-box review)", async () => {
@@ -81,8 +86,13 @@ describe("npx newsletter-policy permissions", () => {
   it("prints the table of a .mjs config's options", async () => {
     const { stdout } = await cli(["permissions", "--config", "examples/halve-audience.mjs"]);
     const mod = await import(join(root, "examples/halve-audience.mjs"));
-    expect(stdout.trimEnd()).toBe(permissionTable(defineConfig(mod.default)).trimEnd());
+    expect(stdout.trimEnd()).toBe(permissionTable(defineConfig(mod.default), { configFile: "examples/halve-audience.mjs" }).trimEnd());
     expect(stdout).toContain("| `audience` | 30 | 60 s |");
+    // the host's config, not the repository's generated page (found by a new-user review)
+    expect(stdout).toContain("Every operation the config in examples/halve-audience.mjs knows");
+    expect(stdout).not.toContain("do not edit by hand");
+    expect(stdout).not.toContain("](decisions.md)");
+    expect(stdout).toContain("decision 11 (node_modules/newsletter-policy/docs/decisions.md)");
   });
 });
 
@@ -135,7 +145,18 @@ describe("npx newsletter-policy replay", () => {
     writeFileSync(bad, JSON.stringify({ budgets: { audience: { limit: 0 } } }));
     const config = await cli(["permissions", "--config", bad]);
     expect(config.code).toBe(2);
-    expect(config.stderr).toContain("budgets.audience.limit");
+    // the file and its option named (found by a new-user review: the field alone, and a --compare file's mistake read as --config's)
+    expect(config.stderr).toContain(`--config ${bad}: budgets.audience.limit`);
+    const compared = await cli(["replay", "examples/trace.jsonl", "--compare", bad]);
+    expect(compared.code).toBe(2);
+    expect(compared.stderr).toContain(`--compare ${bad}: budgets.audience.limit`);
+    const ext = await cli(["replay", "examples/trace.jsonl", "--compare", "examples/trace.jsonl"]);
+    expect(ext.code).toBe(2);
+    expect(ext.stderr).toContain("--compare examples/trace.jsonl: a config file is");
+    // a role the config does not know is a typo on the command line, not a 404 to explain (new-user review)
+    const role = await cli(["explain", "--grants", "content:read", "--role", "ownr", "GET", "/newsletters/nl_1/articles"]);
+    expect(role.code).toBe(2);
+    expect(role.stderr).toContain('--role: "ownr" is not a role the config knows (owner, admin, editor); did you mean "owner"?');
     const trace = join(dir, "bad.jsonl");
     writeFileSync(trace, '{"time":"2026-11-23T08:00:00Z","credential":"nobody","request":{"method":"GET","path":"/me"}}\n');
     const line = await cli(["replay", trace]);
