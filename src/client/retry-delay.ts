@@ -30,7 +30,7 @@ export interface RetryDelayOptions {
   baseDelayMs?: number;
   /** Longest backoff in ms (not applied to a server's `Retry-After`). Default 30 000. */
   maxBackoffMs?: number;
-  /** A number in [0, 1) for backoff jitter. Default `Math.random`. */
+  /** A number from 0 to 1 for backoff jitter (another throws, naming `random`). Default `Math.random`. */
   random?: () => number;
   /** The clock for an HTTP-date `Retry-After`, ms since the epoch. Default `Date.now`. */
   now?: () => number;
@@ -100,7 +100,10 @@ function backoff(options: RetryDelayOptions): number {
   const cap = options.maxBackoffMs ?? 30_000;
   const step = Math.min(cap, base * 2 ** Math.max(0, options.attempt ?? 0));
   // "equal jitter": half the step for sure, half at random, so that many clients do not retry in step
-  return Math.round(step / 2 + (step / 2) * (options.random ?? Math.random)());
+  const r: unknown = (options.random ?? Math.random)();
+  // what `random` gives is checked as it is used (5 made a wait past the longest backoff; found by a new-user review)
+  if (typeof r !== "number" || !(r >= 0 && r <= 1)) throw new PolicyConfigError("random", `must return a number from 0 to 1 (Math.random's); got ${String(r)}`);
+  return Math.round(step / 2 + (step / 2) * r);
 }
 
 /**
@@ -130,6 +133,7 @@ function backoff(options: RetryDelayOptions): number {
  * if (wait !== undefined && wait < 60_000) setTimeout(sendAgain, wait);
  */
 export function retryDelay(response: ResponseLike, options: RetryDelayOptions = {}): number | undefined {
+  assertResponse(response);
   assertDelayOptions(options);
   const now = options.now ?? Date.now;
   const status = response.status;
@@ -141,7 +145,8 @@ export function retryDelay(response: ResponseLike, options: RetryDelayOptions = 
       const message = options.body === undefined ? undefined : errorMessage(options.body);
       const daily = message !== undefined ? DAILY.test(message) : dailyByHeaders(response, after.count);
       const unit = daily ? (message?.match(UNIT)?.[1]?.toLowerCase() ?? options.dailyRetryAfter ?? "hours") : "seconds";
-      return after.count * (unit === "hours" ? HOUR_MS : 1000);
+      // spec §7, §8: a 429's Retry-After is at least 1 (a 0 from another server was a retry at once, found by a new-user review)
+      return Math.max(1, after.count) * (unit === "hours" ? HOUR_MS : 1000);
     }
     const reset = response.headers.get("RateLimit-Reset");
     if (response.headers.get("RateLimit-Remaining")?.trim() === "0" && reset !== null && /^\d+$/.test(reset.trim())) return Number(reset.trim()) * 1000;
@@ -153,6 +158,19 @@ export function retryDelay(response: ResponseLike, options: RetryDelayOptions = 
     return "ms" in after ? after.ms : after.count * 1000;
   }
   return undefined;
+}
+
+/**
+ * A response {@link retryDelay} can read: a number `status` and `headers.get` (a plain object of
+ * headers, or null, threw a bare TypeError; found by a new-user review).
+ */
+export function assertResponse(response: unknown): asserts response is ResponseLike {
+  const r = response as Partial<ResponseLike> | null;
+  if (typeof r !== "object" || r === null) throw new PolicyConfigError("response", `must be a Fetch Response (or { status, headers: { get(name) } }); got ${r === null ? "null" : typeof r}`);
+  if (typeof r.status !== "number") throw new PolicyConfigError("response.status", `must be the HTTP status, a number; got ${typeof r.status}`);
+  if (typeof r.headers !== "object" || r.headers === null || typeof r.headers.get !== "function") {
+    throw new PolicyConfigError("response.headers", "must have get(name), as a Fetch Headers has (a plain object of headers: new Headers(object))");
+  }
 }
 
 /**
@@ -171,6 +189,10 @@ export function assertDelayOptions(options: RetryDelayOptions, known: readonly s
     if (value !== undefined && !(typeof value === "number" && Number.isFinite(value) && value >= 0)) throw new PolicyConfigError(name, `must be a finite number of ms ≥ 0; got ${String(value)}`);
   }
   if (dailyRetryAfter !== undefined && dailyRetryAfter !== "hours" && dailyRetryAfter !== "seconds") throw new PolicyConfigError("dailyRetryAfter", `must be "hours" or "seconds"; got ${String(dailyRetryAfter)}`);
+  const body: unknown = options.body;
+  if (body !== undefined && typeof body !== "string" && (typeof body !== "object" || body === null)) {
+    throw new PolicyConfigError("body", `must be the error body already read: its JSON text or the parsed object; got ${body === null ? "null" : typeof body}`);
+  }
   for (const name of ["random", "now"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
   }

@@ -328,6 +328,27 @@ describe("client options: host mistakes throw, naming the option (DESIGN §10; f
     expect(withRetry(fetch, { maxWaitMs: Infinity })).toBeTypeOf("function");
   });
 
+  it("a response retryDelay cannot read, a random outside 0 to 1 and a body that is neither JSON text nor an object throw naming them (a bare TypeError, a 1.5 s wait past the backoff, and a body ignored without a word; found by a new-user review)", () => {
+    expect(() => retryDelay(null as never)).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "response" }));
+    expect(() => retryDelay({ status: 429, headers: { "Retry-After": "1" } } as never)).toThrow(expect.objectContaining({ field: "response.headers" }));
+    expect(() => retryDelay({ status: "429", headers: new Headers() } as never)).toThrow(expect.objectContaining({ field: "response.status" }));
+    const refused = { status: 503, headers: new Headers() };
+    expect(() => retryDelay(refused, { random: () => 5 })).toThrow(expect.objectContaining({ field: "random" }));
+    expect(() => retryDelay(refused, { random: () => -0.1 })).toThrow(expect.objectContaining({ field: "random" }));
+    expect(() => retryDelay(refused, { random: () => Number.NaN })).toThrow(expect.objectContaining({ field: "random" }));
+    expect(retryDelay(refused, { random: () => 0.5, baseDelayMs: 100 })).toBe(75);
+    expect(() => retryDelay(refused, { body: 5 })).toThrow(expect.objectContaining({ field: "body" }));
+    expect(() => retryDelay(refused, { body: null })).toThrow(expect.objectContaining({ field: "body" }));
+  });
+
+  it("spec §7: a 429's Retry-After is at least 1, so a 0 (another server's) waits one unit, not a retry at once (found by a new-user review)", () => {
+    const spent = { status: 429, headers: new Headers({ "Retry-After": "0", "RateLimit-Remaining": "0", "RateLimit-Reset": "0" }) };
+    expect(retryDelay(spent)).toBe(1000);
+    expect(retryDelay({ status: 429, headers: new Headers({ "Retry-After": "0" }) }, { body: { error: { message: "The daily limit is reached" } } })).toBe(3_600_000);
+    // a 503's Retry-After of 0 is the server's word: now
+    expect(retryDelay({ status: 503, headers: new Headers({ "Retry-After": "0" }) })).toBe(0);
+  });
+
   it("a misspelt option throws naming it (maxAtempts kept its default of 3 without a word; found by a docs review)", () => {
     expect(() => withRetry(fetch, { maxAtempts: 5 } as never)).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "maxAtempts" }));
     expect(() => withRetry(fetch, { maxWaitMS: 1_000 } as never)).toThrow(expect.objectContaining({ field: "maxWaitMS", message: expect.stringContaining("known: dailyRetryAfter") }));
