@@ -111,6 +111,20 @@ function isTryAgain(error: unknown, repeatable: boolean): boolean {
 
 const REDIRECTED_TRYAGAIN = /^Too many Cluster redirections\. Last error: \w*Error: TRYAGAIN/;
 
+/**
+ * An error that says the store was set up for another kind of server, with what to do: every send
+ * answered 503 with Redis's bare `CROSSSLOT` (a store without `cluster: true` over a cluster
+ * client) or `MOVED` (a single-node client connected to a cluster node), which do not say so
+ * (found by a new-user review). Any other error as it is.
+ */
+function explained(error: unknown): unknown {
+  const message = error instanceof Error ? error.message : String(error);
+  let hint: string | undefined;
+  if (/^(?:\w*Error: )?CROSSSLOT/.test(message)) hint = "the server is a Redis Cluster: create the RedisStore with cluster: true (docs/redis.md, Redis Cluster)";
+  else if (/^(?:\w*Error: )?MOVED \d+ /.test(message)) hint = "the server is a Redis Cluster node: send through a cluster client (ioredis Cluster, node-redis createCluster) and create the RedisStore with cluster: true";
+  return hint === undefined ? error : new Error(`${message} (${hint})`, { cause: error });
+}
+
 /** How long a send waits before it tries again after a `TRYAGAIN` (a slot's keys move in milliseconds). */
 const TRY_AGAIN_MS = 20;
 
@@ -339,7 +353,7 @@ export class Link {
         });
       } catch (error) {
         // with retries the store remembers each charge's outcome (its memo), so a repeat is answered from it
-        if (!isTryAgain(error, this.retries > 0) || this.monotonic() + TRY_AGAIN_MS >= giveUp) throw error;
+        if (!isTryAgain(error, this.retries > 0) || this.monotonic() + TRY_AGAIN_MS >= giveUp) throw explained(error);
         await new Promise((resolve) => setTimeout(resolve, TRY_AGAIN_MS));
       }
     }

@@ -617,3 +617,29 @@ describe("issue 11: kill drill — the primary holding a newsletter's dispatch c
     // the count survived the kill (AOF, appendfsync always): a restart without persistence would forget it
   }, 90_000);
 });
+
+describe("a store set up for another kind of server says so (found by a new-user review: every send answered 503 with Redis's bare CROSSSLOT or MOVED)", () => {
+  it("without cluster: true over a cluster client, the 503's error names cluster: true; a single-node client on a cluster node, a cluster client", async () => {
+    await ready;
+    const p = prefix();
+    const client = ioCluster();
+    const errors: unknown[] = [];
+    const policy = createPolicy({ store: new RedisStore({ redis: ioCall(client), prefix: p }), config: { docsUrl: "https://docs.example/errors" }, onStoreError: (error) => errors.push(error) });
+    const who = { credential: owner("key_slots", "nl_slots"), roles: { nl_slots: "owner" } };
+    const send = await policy.check(post("/articles/a_1/send", { newsletter: "nl_slots" }), who);
+    expect(send.status).toBe(503);
+    expect(send.reason).toMatchObject({ rule: "store_unavailable" });
+    expect((send.reason as { error: string }).error).toMatch(/CROSSSLOT.*create the RedisStore with cluster: true/);
+    expect((errors[0] as Error).cause).toBeInstanceOf(Error);
+    const { Redis } = await import("ioredis");
+    // a single-node client reaches only the slots of the node it is connected to: some key is elsewhere
+    const single = new Redis({ host: "127.0.0.1", port: 7001, maxRetriesPerRequest: 1 });
+    closers.push(() => single.disconnect());
+    const alone = createPolicy({ store: new RedisStore({ redis: (command, args) => single.call(command, args), prefix: p, cluster: true }), config: { docsUrl: "https://docs.example/errors" } });
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => alone.check(get("/newsletters/nl_slots/subscribers"), { credential: owner(`key_moved_${i}`, "nl_slots"), roles: { nl_slots: "owner" } })));
+    const moved = answers.find((d) => d.status === 503);
+    expect(moved, "some credential's slot is on another node").toBeDefined();
+    expect((moved!.reason as { error: string }).error).toMatch(/MOVED.*send through a cluster client/);
+    await cluster.cleanUp(p);
+  });
+});
