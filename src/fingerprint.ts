@@ -28,9 +28,9 @@ interface Open {
   next: number;
 }
 
-/** What one walk learnt once: another realm's `Date.prototype` it has checked. */
+/** What one walk learnt once: the prototypes of other realms' dates it has found to be their realm's `Date.prototype`. */
 interface Walk {
-  datePrototype: object | undefined;
+  datePrototypes: Set<object> | undefined;
 }
 
 /** How much of a body {@link canonicalJson} writes at most before it gives up. */
@@ -59,7 +59,7 @@ const NOT_DATA: CanonicalFailure = Object.freeze({ problem: "not_data" });
 const UNBOUNDED: CanonicalBounds = { values: Infinity, length: Infinity, depth: BOUNDS.keyedBodyDepth };
 
 /** A getter of the platform's own, by the prototype that holds it (read once, here). */
-const intrinsic = (proto: object, name: string): ((this: unknown) => unknown) => Object.getOwnPropertyDescriptor(proto, name)!.get!;
+const intrinsic = (proto: object, name: PropertyKey): ((this: unknown) => unknown) => Object.getOwnPropertyDescriptor(proto, name)!.get!;
 const TYPED = Object.getPrototypeOf(Uint8Array.prototype) as object;
 const typedBuffer = intrinsic(TYPED, "buffer");
 const typedOffset = intrinsic(TYPED, "byteOffset");
@@ -69,7 +69,7 @@ const viewOffset = intrinsic(DataView.prototype, "byteOffset");
 const viewLength = intrinsic(DataView.prototype, "byteLength");
 const bufferLength = intrinsic(ArrayBuffer.prototype, "byteLength");
 /** A typed array's kind (`"Float32Array"`), of any realm; undefined for anything else (a DataView). */
-const typedKind = Object.getOwnPropertyDescriptor(TYPED, Symbol.toStringTag)!.get! as (this: unknown) => string | undefined;
+const typedKind = intrinsic(TYPED, Symbol.toStringTag) as (this: unknown) => string | undefined;
 
 /** Typed arrays whose elements are the bytes themselves: a handler reads the same values from any of them (and from a Buffer, a DataView's bytes, an ArrayBuffer's). */
 const BYTE_KINDS: ReadonlySet<string> = new Set(["Uint8Array", "Uint8ClampedArray"]);
@@ -136,54 +136,69 @@ function isObjectPrototype(proto: object): boolean {
 
 /** `Date.prototype.getTime`, which reads a Date of any realm and throws for anything else (an own `getTime` is never run). */
 const dateTime = Date.prototype.getTime;
+/** `Function.prototype.toString`: a realm's own `Date` reads as the native code no other function writes. */
+const functionText = Function.prototype.toString;
+const NATIVE_DATE = functionText.call(Date);
+/** `Object.prototype.toString`: an object's built-in tag (`[object Date]` for a Date of any prototype). */
+const objectTag = Object.prototype.toString;
 
 /**
- * A realm's `Date.prototype`: this realm's, or one whose prototype is a realm's `Object.prototype`,
- * whose own `constructor` is a `Date` whose `prototype` it is, which is not itself a Date, and whose
- * own properties are all methods (no data a handler could read through a date). A subclass's
- * prototype, or data put between a date and its prototype, is not one: such a date is not data (it
- * read as a bare Date, found by a review).
+ * A realm's own `Date.prototype`: this realm's, or one whose own `constructor` is that realm's
+ * native `Date` (its text the native code no other function has) whose `prototype` it is (a native
+ * Date's cannot be set: a look-alike whose constructor is a function named Date, or a Proxy, is not
+ * one; found by a diff review), holding no data (data hung on it is read through every date).
+ * Another realm's is checked once a walk (listing its keys for each date cost ~7 µs a date).
  */
-function isDatePrototype(proto: object, known: Walk): boolean {
-  if (proto === Date.prototype || proto === known.datePrototype) return true;
-  const above = Object.getPrototypeOf(proto) as object | null;
-  if (above === null || !(above === Object.prototype || isObjectPrototype(above))) return false;
-  const constructor = Object.getOwnPropertyDescriptor(proto, "constructor");
-  if (constructor === undefined || !("value" in constructor) || typeof constructor.value !== "function") return false;
-  if (Object.getOwnPropertyDescriptor(constructor.value, "name")?.value !== "Date") return false;
-  if (Object.getOwnPropertyDescriptor(constructor.value, "prototype")?.value !== proto) return false;
-  try {
-    dateTime.call(proto);
-    return false; // a Date itself: what is read through it is that date's data
-  } catch {
-    // a realm's Date.prototype is not a Date
-  }
+function isDatePrototype(proto: object, walk: Walk): boolean {
+  if (proto === Date.prototype || walk.datePrototypes?.has(proto) === true) return true;
+  const constructor = presentValue(proto, "constructor");
+  if (typeof constructor !== "function" || functionText.call(constructor) !== NATIVE_DATE || presentValue(constructor, "prototype") !== proto) return false;
   for (const key of Reflect.ownKeys(proto)) {
-    const property = Object.getOwnPropertyDescriptor(proto, key)!;
-    if (!("value" in property) || typeof property.value !== "function") return false;
+    if (typeof presentValue(proto, key) !== "function") return false;
   }
-  // once a walk (its dates usually share one realm: listing its keys for each cost ~7 µs a date)
-  known.datePrototype = proto;
+  (walk.datePrototypes ??= new Set()).add(proto);
   return true;
+}
+
+/**
+ * Whether `object` carries nothing of its own but, perhaps, a `constructor` function: a date
+ * vitest's or sinon's fake timers make (its own `constructor` the fake Date), or a prototype of a
+ * subclass that adds nothing (`class Stamp extends Date {}`). Anything else (a field, a method
+ * that could answer a handler otherwise, a getter) is data the text could not show.
+ */
+function holdsOnlyConstructor(object: object): boolean {
+  const keys = Reflect.ownKeys(object);
+  return keys.length === 0 || (keys.length === 1 && keys[0] === "constructor" && typeof presentValue(object, "constructor") === "function");
 }
 
 /**
  * A Date as the canonical text writes it, `!date:` and its time (ms, or NaN): what a JSON reviver
  * hands over for a date string (each read as `{}`, every date was one body; then refused as not
- * data, a reviver made every keyed write a 400). Asked only of an object whose prototype is a
- * realm's `Date.prototype`: the prototype asked first, a date costs what an object does (asked
- * after the plain-object test, whose walk listed Date.prototype's keys, ~2 µs a date: 49 000 of
- * them ~106 ms; found by a review). Not data when it is not a Date after all, or when it carries
- * data of its own, which the text could not tell from a bare one.
+ * data, a reviver made every keyed write a 400). Asked when `v`'s prototype is not a plain
+ * object's: a date is a Date (of any realm) that carries nothing of its own, on a chain of
+ * prototypes that add nothing (a subclass's, fake timers') ending at a realm's own `Date.prototype`
+ * ({@link isDatePrototype}). Undefined for anything else, for the caller to read otherwise: a Date
+ * of another shape (a subclass with fields or methods, data put between it and `Date.prototype`,
+ * own properties, whose text could not tell it from a bare one) is then no plain object and no
+ * bytes, so not data; one moved onto a plain object's prototype is told by its built-in tag.
+ * The prototype is asked first, so that a date costs about what an object does (asked after the
+ * plain-object test, whose walk listed Date.prototype's keys, ~2 µs a date; found by a review).
  */
-function dateText(v: object): string | CanonicalFailure {
+function dateText(v: object, proto: object, walk: Walk): string | undefined {
+  let at: object | null = proto;
+  for (let depth = 0; !isDatePrototype(at, walk); depth++) {
+    // a bound, as a Proxy can hand out a new prototype without end
+    if (depth >= 4 || !holdsOnlyConstructor(at)) return undefined;
+    at = Object.getPrototypeOf(at) as object | null;
+    if (at === null) return undefined;
+  }
   let time: number;
   try {
     time = dateTime.call(v);
   } catch {
-    return NOT_DATA;
+    return undefined; // on a Date.prototype but no Date (Object.create(Date.prototype)), or a Proxy of one
   }
-  return Reflect.ownKeys(v).length === 0 ? `!date:${String(time)}` : NOT_DATA;
+  return holdsOnlyConstructor(v) ? `!date:${String(time)}` : undefined;
 }
 
 /** How many values one bytes value counts as against the values bound: each is one SHA-256 of its own (a few µs however short). */
@@ -203,8 +218,9 @@ function bytesText({ bytes, kind }: Bytes): string {
  * writes them (so lone surrogates are escaped and the text is well-formed). Two values give the same
  * text exactly when they are the same JSON (whatever their key order). Never throws and never
  * recurses. Values the JSON parser cannot produce get a tag of their own (`undefined` and an
- * array's hole alike, functions, bigints), and bytes (a Buffer, a typed array, an ArrayBuffer: what
- * a raw body parser hands over) read as `!bytes:`, their length and their SHA-256. Nesting is bounded
+ * array's hole alike, functions, bigints), bytes (a Buffer, a typed array, an ArrayBuffer: what
+ * a raw body parser hands over) read as `!bytes:`, the kind of a typed array whose elements are not
+ * bytes, their length and their SHA-256, and a date as `!date:` and its time. Nesting is bounded
  * (`depth`), and a cycle is past any bound: a value that holds itself has no text (it used to read
  * as `!cycle`; the set of open containers that told it cost more than the rest of a deep body's walk).
  *
@@ -225,7 +241,7 @@ function bytesText({ bytes, kind }: Bytes): string {
  */
 export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDED): string | CanonicalFailure {
   const stack: Open[] = [];
-  const walk: Walk = { datePrototype: undefined };
+  const walk: Walk = { datePrototypes: undefined };
   let out = "";
   // bytes hashed into the text's digests: counted against the length bound as the text is
   let hashed = 0;
@@ -284,8 +300,9 @@ export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDE
 
 /**
  * Opens an array or a plain object: checks its size against `room` before any of its values is
- * read and pushes its frame, answering the text that opens it; or answers the bytes of a Buffer,
- * typed array, DataView or ArrayBuffer (unread), for the caller to bound and write.
+ * read and pushes its frame, answering the text that opens it; or answers a date's whole text (no
+ * frame), or the bytes of a Buffer, typed array, DataView or ArrayBuffer (unread), for the caller
+ * to bound and write; or why it has no text.
  */
 function opened(v: object, stack: Open[], room: number, walk: Walk): string | Bytes | CanonicalFailure {
   try {
@@ -298,11 +315,19 @@ function opened(v: object, stack: Open[], room: number, walk: Walk): string | By
       stack.push({ container: v, keys: undefined, size, next: 0 });
       return "[";
     }
-    // a date by its prototype, before the plain-object walk (which lists a prototype's keys); then
-    // views, then bare buffers (telling an object from an ArrayBuffer throws)
+    // views of any prototype (one on none read as the object of its indexes; found by a diff
+    // review); a date by its prototype, before the plain-object walk (which lists a prototype's
+    // keys); then bare buffers (telling an object from an ArrayBuffer throws)
+    if (ArrayBuffer.isView(v)) return bytesOf(v) ?? NOT_DATA;
     const proto = Object.getPrototypeOf(v) as object | null;
-    if (proto !== Object.prototype && proto !== null && isDatePrototype(proto, walk)) return dateText(v);
+    if (proto !== Object.prototype && proto !== null) {
+      const date = dateText(v, proto, walk);
+      if (date !== undefined) return date;
+    }
     if (!isPlainObject(v)) return bytesOf(v) ?? NOT_DATA;
+    // a plain object's built-in tag: a Date moved onto Object.prototype or none (read as {}, its
+    // time dropped, while a handler's new Date(x) still reads it; found by a diff review) is not data
+    if (objectTag.call(v) !== "[object Object]") return NOT_DATA;
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();

@@ -72,7 +72,8 @@ export interface PolicyRequest {
    * Parsed query (the framework's `req.query`): when given, used instead of the path's query string.
    * Pass the object your handlers read. (The adapters, whose handlers may read the parsed object or
    * the raw URL, have both judged: each name's values from either.) An Idempotency-Key is bound to
-   * this object.
+   * the query as judged: this object (with an adapter's descriptor, and what the path's query
+   * string adds to it).
    */
   query?: Readonly<Record<string, string | readonly string[]>>;
   /** The `Idempotency-Key` header. */

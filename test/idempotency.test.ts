@@ -306,19 +306,51 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(runs).toBe(0);
     });
 
-    it("a Date is one whose prototype is a realm's Date.prototype: a subclass, or data put between a date and Date.prototype, is not data (each read as a bare Date; found by a review)", () => {
+    it("a date is a Date of any realm carrying nothing of its own, on prototypes that add nothing, ending at a realm's own Date.prototype; a Date of any other shape is not data (each read as a bare Date or as {}; found by reviews)", () => {
+      // a subclass that adds nothing, and the dates fake timers make (an own constructor, on a prototype holding only one), are dates
+      expect(canonicalJson(new (class Stamp extends Date {})(5))).toBe("!date:5");
+      const fake = Object.setPrototypeOf(Object.assign(new Date(5), { constructor: function ClockDate() {} }), Object.create(Date.prototype, { constructor: { value: function ClockDate() {}, writable: true, configurable: true } }));
+      expect(canonicalJson(fake)).toBe("!date:5");
+      // a subclass with a field or a method, data put between a date and Date.prototype: not data
       class Stamped extends Date {
         zone = "UTC";
       }
       expect(canonicalJson(new Stamped(5))).toEqual({ problem: "not_data" });
-      expect(canonicalJson(new (class Plain extends Date {})(5))).toEqual({ problem: "not_data" });
+      expect(canonicalJson(new (class Iso extends Date { override toJSON() { return "1999-01-01"; } })(5))).toEqual({ problem: "not_data" });
       expect(canonicalJson(Object.setPrototypeOf(new Date(5), Object.assign(Object.create(Date.prototype) as object, { zone: "UTC" })))).toEqual({ problem: "not_data" });
       expect(refusedBody({ at: new Stamped(5) })).toMatchObject({ code: "invalid_request", param: "body" });
-      // another realm's Date.prototype is one, unless data is hung on it; a look-alike that is itself a Date is not
+      // a Date moved onto no prototype, Object.prototype or an empty object: read as {}, its time dropped, while new Date(x) still reads it
+      for (const proto of [null, Object.prototype, {}, runInNewContext("Object.prototype") as object]) expect(canonicalJson(Object.setPrototypeOf(new Date(5), proto))).toEqual({ problem: "not_data" });
+      expect(canonicalJson({ at: Object.setPrototypeOf(Object.assign(new Date(5), { a: 1 }), Object.prototype) })).toEqual({ problem: "not_data" });
+      // on Date.prototype but no Date, and a Proxy of a Date
+      expect(canonicalJson(Object.create(Date.prototype) as object)).toEqual({ problem: "not_data" });
+      expect(canonicalJson(new Proxy(new Date(5), {}))).toEqual({ problem: "not_data" });
+      // another realm's Date.prototype is one, unless data is hung on it
       expect(canonicalJson(runInNewContext("[new Date(5), new Date(6)]"))).toBe("[!date:5,!date:6]");
       expect(canonicalJson(runInNewContext("Date.prototype.zone = 'UTC'; new Date(5)"))).toEqual({ problem: "not_data" });
-      const lookAlike = runInNewContext("const p = Object.setPrototypeOf(new Date(9), Object.prototype); p.constructor = function Date() {}; p.constructor.prototype = p; p") as object;
-      expect(canonicalJson(Object.setPrototypeOf(new Date(5), lookAlike))).toEqual({ problem: "not_data" });
+      // look-alikes of a Date.prototype are not one: its constructor a function named Date, itself a Date, a Proxy of the real one
+      const named = runInNewContext("const p = Object.setPrototypeOf(new Date(9), Object.prototype); p.constructor = function Date() {}; p.constructor.prototype = p; p") as object;
+      expect(canonicalJson(Object.setPrototypeOf(new Date(5), named))).toEqual({ problem: "not_data" });
+      const fakeCtor = runInNewContext("const p = { toJSON() { return 'x'; } }; p.constructor = function Date() {}; p.constructor.prototype = p; p") as object;
+      expect(canonicalJson(Object.setPrototypeOf(new Date(5), fakeCtor))).toEqual({ problem: "not_data" });
+      // a Proxy that hands out a new prototype without end is walked a bounded way
+      const endless = (): object => new Proxy({}, { getPrototypeOf: () => endless(), ownKeys: () => [] });
+      expect(canonicalJson(Object.setPrototypeOf(new Date(5), endless()))).toEqual({ problem: "not_data" });
+      const served = new Proxy(Date.prototype, { get: (target, key, receiver) => (key === "isAdmin" ? true : Reflect.get(target, key, receiver)) });
+      expect(canonicalJson(Object.setPrototypeOf(new Date(5), served))).toEqual({ problem: "not_data" });
+    });
+
+    it("a reviver's dates under vitest's fake timers (each an own constructor on the fake Date's prototype) are dates: a host's test suite that fakes timers kept every keyed write with a date a 400 (found by a diff review)", () => {
+      vi.useFakeTimers();
+      try {
+        const revive = (text: string) => JSON.parse(text, (_key, value: unknown) => (typeof value === "string" && /^\d{4}-/.test(value) ? new Date(value) : value)) as unknown;
+        const first = send(revive('{"to":"x","at":"2026-12-01T09:00:00Z"}'));
+        expect(first.decision.allowed).toBe(true);
+        expect(send(revive('{"to":"x","at":"2026-12-01T09:00:00Z"}'), first.usage).decision.reason).toMatchObject({ replay: true });
+        expect(send(revive('{"to":"x","at":"2026-12-02T09:00:00Z"}'), first.usage).decision.status).toBe(409);
+      } finally {
+        vi.useRealTimers();
+      }
     });
 
     it("a date costs what an object does: Date.prototype's keys are not listed for each (~2 µs a date, 49 000 of them ~106 ms; found by a review)", () => {
@@ -333,6 +365,12 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
         expect(canonicalJson(foreign)).toMatch(/^\[!date:0,/);
         // and another realm's Date.prototype listed once a walk
         expect(ownKeys).toHaveBeenCalledTimes(101);
+        // each realm's once, however they alternate (one remembered at a time: 409 ms for 49 000; found by a diff review)
+        const second = runInNewContext("Array.from({ length: 100 }, (_, i) => new Date(i))") as Date[];
+        const alternating = foreign.flatMap((date, i) => [date, second[i]!]);
+        ownKeys.mockClear();
+        expect(canonicalJson(alternating)).toMatch(/^\[!date:0,!date:0,!date:1,/);
+        expect(ownKeys).toHaveBeenCalledTimes(202);
       } finally {
         ownKeys.mockRestore();
       }
@@ -359,6 +397,9 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(runInNewContext("new DataView(new Uint8Array([9, 10]).buffer, 1)"))).toBe(text([10]));
       expect(canonicalJson(runInNewContext("new Uint8Array([7]).buffer"))).toBe(text([7]));
       expect(canonicalJson(runInNewContext("new Uint8Array([7, 8])"))).toBe(text([7, 8]));
+      // a view on no prototype is bytes too (it read as the object of its indexes; found by a diff review)
+      expect(canonicalJson(Object.setPrototypeOf(new Uint8Array([7, 8]), null))).toBe(text([7, 8]));
+      expect(canonicalJson(Object.setPrototypeOf(new Uint8Array([7, 8]), null))).not.toBe(canonicalJson({ 0: 7, 1: 8 }));
       // an own accessor over a platform getter is never run
       let runs = 0;
       const shadowed = Object.defineProperty(new Uint8Array([1]), "buffer", { get: () => (runs++, new ArrayBuffer(8)) });

@@ -128,12 +128,13 @@ describe("DESIGN §7: an Idempotency-Key is bound to the query a handler reads, 
     }
   }
 
-  it("Fastify with a URLSearchParams querystringParser", async () => {
-    const app = Fastify({ routerOptions: { querystringParser: (text: string) => new URLSearchParams(text) as never } } as never);
+  for (const [parser, parse] of [["URLSearchParams", (text: string) => new URLSearchParams(text)], ["that gives {} (its handlers read the raw URL)", () => ({})]] as const)
+  it(`Fastify with a querystringParser ${parser}`, async () => {
+    const app = Fastify({ routerOptions: { querystringParser: parse as never } } as never);
     await app.register(fastifyPolicy, { policy: policy(), who: whoWrites });
     app.post("/*", async (request) => ({ replay: ((request as unknown as { decision: { reason?: { replay?: boolean } } }).decision.reason?.replay) === true }));
     await app.listen({ port: 0, host: "127.0.0.1" });
     closers.push(() => app.close());
-    await expectBound(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, "Fastify");
+    await expectBound(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`, `Fastify ${parser}`);
   });
 });
