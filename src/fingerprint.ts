@@ -28,9 +28,13 @@ interface Open {
   next: number;
 }
 
-/** What one walk learnt once: the prototypes of other realms' dates it has found to be their realm's `Date.prototype`. */
+/**
+ * What one walk learnt once: the prototypes of other realms' dates it has found to be their realm's
+ * `Date.prototype`, and the prototypes of subclasses of Date it has found to add nothing.
+ */
 interface Walk {
   datePrototypes: Set<object> | undefined;
+  subclassPrototypes: Set<object> | undefined;
 }
 
 /** How much of a body {@link canonicalJson} writes at most before it gives up. */
@@ -125,22 +129,32 @@ function isPlainObject(v: object): boolean {
   return inheritsNothing(v, (proto) => proto === Object.prototype || isObjectPrototype(proto));
 }
 
-/** A realm's `Object.prototype`: no prototype, and its own `constructor` is an `Object` whose `prototype` it is. */
+/** A realm's `Object.prototype`: no prototype, and the `prototype` of its own `constructor`, that realm's native `Object`. */
 function isObjectPrototype(proto: object): boolean {
-  if (Object.getPrototypeOf(proto) !== null) return false;
-  const constructor = Object.getOwnPropertyDescriptor(proto, "constructor");
-  if (constructor === undefined || !("value" in constructor) || typeof constructor.value !== "function") return false;
-  const name = Object.getOwnPropertyDescriptor(constructor.value, "name");
-  return name !== undefined && "value" in name && name.value === "Object" && Object.getOwnPropertyDescriptor(constructor.value, "prototype")?.value === proto;
+  return Object.getPrototypeOf(proto) === null && isNativePrototype(proto, NATIVE_OBJECT);
+}
+
+/** `Function.prototype.toString`: a realm's own `Date` or `Object` reads as the native code no other function writes. */
+const functionText = Function.prototype.toString;
+const NATIVE_OBJECT = functionText.call(Object);
+const NATIVE_DATE = functionText.call(Date);
+
+/**
+ * Whether `proto` is the `prototype` of its own `constructor`, a realm's native function whose text
+ * is `nativeText` (a native constructor's `prototype` cannot be set: a look-alike constructor of
+ * that name, or a Proxy, is not one; found by a diff review).
+ */
+function isNativePrototype(proto: object, nativeText: string): boolean {
+  const constructor = presentValue(proto, "constructor");
+  return typeof constructor === "function" && functionText.call(constructor) === nativeText && presentValue(constructor, "prototype") === proto;
 }
 
 /** `Date.prototype.getTime`, which reads a Date of any realm and throws for anything else (an own `getTime` is never run). */
 const dateTime = Date.prototype.getTime;
-/** `Function.prototype.toString`: a realm's own `Date` reads as the native code no other function writes. */
-const functionText = Function.prototype.toString;
-const NATIVE_DATE = functionText.call(Date);
 /** `Object.prototype.toString`: an object's built-in tag (`[object Date]` for a Date of any prototype). */
 const objectTag = Object.prototype.toString;
+/** A class's text (`class Stamp extends Date {}`), as `Function.prototype.toString` writes it. */
+const CLASS_TEXT = /^class[\s{]/;
 
 /**
  * A realm's own `Date.prototype`: this realm's, or one whose own `constructor` is that realm's
@@ -151,8 +165,7 @@ const objectTag = Object.prototype.toString;
  */
 function isDatePrototype(proto: object, walk: Walk): boolean {
   if (proto === Date.prototype || walk.datePrototypes?.has(proto) === true) return true;
-  const constructor = presentValue(proto, "constructor");
-  if (typeof constructor !== "function" || functionText.call(constructor) !== NATIVE_DATE || presentValue(constructor, "prototype") !== proto) return false;
+  if (!isNativePrototype(proto, NATIVE_DATE)) return false;
   for (const key of Reflect.ownKeys(proto)) {
     if (typeof presentValue(proto, key) !== "function") return false;
   }
@@ -161,9 +174,24 @@ function isDatePrototype(proto: object, walk: Walk): boolean {
 }
 
 /**
+ * The prototype of a class (`class Stamp extends Date {}`, fake timers' `ClockDate`) that adds
+ * nothing: its own `constructor` alone, a class whose `prototype` it is. A class's `prototype` is
+ * the engine's own object and cannot be set, so a Proxy is never one (a Proxy of an empty object
+ * between a date and `Date.prototype` answered a handler's `toISOString` with its own; found by a
+ * review of the mends). Remembered a walk.
+ */
+function isSubclassPrototype(proto: object, walk: Walk): boolean {
+  if (walk.subclassPrototypes?.has(proto) === true) return true;
+  const constructor = presentValue(proto, "constructor");
+  if (!holdsOnlyConstructor(proto) || typeof constructor !== "function" || !CLASS_TEXT.test(functionText.call(constructor)) || presentValue(constructor, "prototype") !== proto) return false;
+  (walk.subclassPrototypes ??= new Set()).add(proto);
+  return true;
+}
+
+/**
  * Whether `object` carries nothing of its own but, perhaps, a `constructor` function: a date
- * vitest's or sinon's fake timers make (its own `constructor` the fake Date), or a prototype of a
- * subclass that adds nothing (`class Stamp extends Date {}`). Anything else (a field, a method
+ * vitest's or sinon's fake timers make (its own `constructor` the native Date), or the prototype of
+ * a subclass that adds nothing (`class Stamp extends Date {}`). Anything else (a field, a method
  * that could answer a handler otherwise, a getter) is data the text could not show.
  */
 function holdsOnlyConstructor(object: object): boolean {
@@ -188,7 +216,7 @@ function dateText(v: object, proto: object, walk: Walk): string | undefined {
   let at: object | null = proto;
   for (let depth = 0; !isDatePrototype(at, walk); depth++) {
     // a bound, as a Proxy can hand out a new prototype without end
-    if (depth >= 4 || !holdsOnlyConstructor(at)) return undefined;
+    if (depth >= 4 || !isSubclassPrototype(at, walk)) return undefined;
     at = Object.getPrototypeOf(at) as object | null;
     if (at === null) return undefined;
   }
@@ -241,7 +269,7 @@ function bytesText({ bytes, kind }: Bytes): string {
  */
 export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDED): string | CanonicalFailure {
   const stack: Open[] = [];
-  const walk: Walk = { datePrototypes: undefined };
+  const walk: Walk = { datePrototypes: undefined, subclassPrototypes: undefined };
   let out = "";
   // bytes hashed into the text's digests: counted against the length bound as the text is
   let hashed = 0;

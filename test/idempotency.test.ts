@@ -309,8 +309,13 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     it("a date is a Date of any realm carrying nothing of its own, on prototypes that add nothing, ending at a realm's own Date.prototype; a Date of any other shape is not data (each read as a bare Date or as {}; found by reviews)", () => {
       // a subclass that adds nothing, and the dates fake timers make (an own constructor, on a prototype holding only one), are dates
       expect(canonicalJson(new (class Stamp extends Date {})(5))).toBe("!date:5");
-      const fake = Object.setPrototypeOf(Object.assign(new Date(5), { constructor: function ClockDate() {} }), Object.create(Date.prototype, { constructor: { value: function ClockDate() {}, writable: true, configurable: true } }));
-      expect(canonicalJson(fake)).toBe("!date:5");
+      class ClockDate extends Date {
+        constructor(time: number) {
+          super(time);
+          Object.defineProperty(this, "constructor", { value: Date, enumerable: false }); // as fake timers do
+        }
+      }
+      expect(canonicalJson(new ClockDate(5))).toBe("!date:5");
       // a subclass with a field or a method, data put between a date and Date.prototype: not data
       class Stamped extends Date {
         zone = "UTC";
@@ -333,6 +338,22 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(Object.setPrototypeOf(new Date(5), named))).toEqual({ problem: "not_data" });
       const fakeCtor = runInNewContext("const p = { toJSON() { return 'x'; } }; p.constructor = function Date() {}; p.constructor.prototype = p; p") as object;
       expect(canonicalJson(Object.setPrototypeOf(new Date(5), fakeCtor))).toEqual({ problem: "not_data" });
+      // a Proxy between a date and Date.prototype, whose traps answer a handler's toISOString (it passed as a prototype adding nothing; found by a review of the mends)
+      const between = new Proxy(Object.create(Date.prototype) as object, { get: (target, key, receiver) => (key === "toISOString" || key === "toJSON" ? () => "2099-01-01T00:00:00.000Z" : Reflect.get(target, key, receiver)) });
+      expect(canonicalJson(Object.setPrototypeOf(new Date(0), between))).toEqual({ problem: "not_data" });
+      const classless = Object.create(Date.prototype, { constructor: { value: function Stamp() {} } }) as object;
+      expect(canonicalJson(Object.setPrototypeOf(new Date(0), classless))).toEqual({ problem: "not_data" });
+      // a Proxy that passes for a class's prototype: of a real class's prototype (not that class's own), or the prototype of a plain function
+      const lying = { get: (target: object, key: PropertyKey, receiver: unknown) => (key === "toISOString" || key === "toJSON" ? () => "2099-01-01T00:00:00.000Z" : Reflect.get(target, key, receiver)) };
+      class Stamp extends Date {}
+      expect(canonicalJson(Object.setPrototypeOf(new Date(0), new Proxy(Stamp.prototype, lying)))).toEqual({ problem: "not_data" });
+      function Plain() {}
+      Plain.prototype = new Proxy(Object.create(Date.prototype, { constructor: { value: Plain } }) as object, lying);
+      expect(canonicalJson(Object.setPrototypeOf(new Date(0), Plain.prototype as object))).toEqual({ problem: "not_data" });
+      expect(canonicalJson(new Stamp(0))).toBe("!date:0");
+      // a date's own constructor is a function, not a getter or a value a handler reads
+      expect(canonicalJson(Object.defineProperty(new Date(5), "constructor", { get: () => Date }))).toEqual({ problem: "not_data" });
+      expect(canonicalJson(Object.assign(new Date(5), { constructor: "admin" }))).toEqual({ problem: "not_data" });
       // a Proxy that hands out a new prototype without end is walked a bounded way
       const endless = (): object => new Proxy({}, { getPrototypeOf: () => endless(), ownKeys: () => [] });
       expect(canonicalJson(Object.setPrototypeOf(new Date(5), endless()))).toEqual({ problem: "not_data" });

@@ -332,6 +332,8 @@ describe("client options: host mistakes throw, naming the option (DESIGN §10; f
     expect(() => retryDelay(null as never)).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "response" }));
     expect(() => retryDelay({ status: 429, headers: { "Retry-After": "1" } } as never)).toThrow(expect.objectContaining({ field: "response.headers" }));
     expect(() => retryDelay({ status: "429", headers: new Headers() } as never)).toThrow(expect.objectContaining({ field: "response.status" }));
+    // headers are asked for only where they are read: a 200 from a test double without them is no retry, as before
+    expect(retryDelay({ status: 200 } as never)).toBeUndefined();
     const refused = { status: 503, headers: new Headers() };
     expect(() => retryDelay(refused, { random: () => 5 })).toThrow(expect.objectContaining({ field: "random" }));
     expect(() => retryDelay(refused, { random: () => -0.1 })).toThrow(expect.objectContaining({ field: "random" }));
