@@ -35,6 +35,16 @@ interface Open {
 interface Walk {
   datePrototypes: Set<object> | undefined;
   subclassPrototypes: Set<object> | undefined;
+  /** Other realms' `Object.prototype`s met (each told once: telling one for each object cost 2–3×; found by a review). */
+  objectPrototypes: Set<object> | undefined;
+  /** A plain object's root for {@link isPlainObject}: `Object.prototype` of any realm, made once a walk. */
+  readonly isRoot: (proto: object) => boolean;
+}
+
+/** A walk's state, its root test over its own set. */
+function newWalk(): Walk {
+  const walk: Walk = { datePrototypes: undefined, subclassPrototypes: undefined, objectPrototypes: undefined, isRoot: (proto) => isObjectPrototype(proto, walk) };
+  return walk;
 }
 
 /** How much of a body {@link canonicalJson} writes at most before it gives up. */
@@ -125,19 +135,33 @@ function bytesOf(v: object): Bytes | undefined {
  * instance, a Map, or data hung on a prototype a handler reads through: `Object.create({ x: 1 })`
  * read as `{}`) is not data (found by a diff review).
  */
-function isPlainObject(v: object): boolean {
-  return inheritsNothing(v, (proto) => proto === Object.prototype || isObjectPrototype(proto));
+function isPlainObject(v: object, walk: Walk): boolean {
+  return inheritsNothing(v, walk.isRoot);
 }
 
-/** A realm's `Object.prototype`: no prototype, and the `prototype` of its own `constructor`, that realm's native `Object`. */
-function isObjectPrototype(proto: object): boolean {
-  return Object.getPrototypeOf(proto) === null && isNativePrototype(proto, NATIVE_OBJECT);
+/**
+ * A realm's `Object.prototype`: this realm's, or one with no prototype that is the `prototype` of
+ * its own `constructor`, that realm's native `Object` (a look-alike `function Object() {}` with data
+ * on its prototype is not one). Another realm's is told once a walk.
+ */
+function isObjectPrototype(proto: object, walk: Walk): boolean {
+  if (proto === Object.prototype || walk.objectPrototypes?.has(proto) === true) return true;
+  if (Object.getPrototypeOf(proto) !== null || !isNativePrototype(proto, NATIVE_OBJECT)) return false;
+  (walk.objectPrototypes ??= new Set()).add(proto);
+  return true;
 }
 
 /** `Function.prototype.toString`: a realm's own `Date` or `Object` reads as the native code no other function writes. */
 const functionText = Function.prototype.toString;
-const NATIVE_OBJECT = functionText.call(Object);
-const NATIVE_DATE = functionText.call(Date);
+/**
+ * The text of a realm's native function `name`, as this engine writes it, made from
+ * `Function.prototype.toString`'s own text: never read from the global `Date`, which a test's fake
+ * timers (a Proxy) or a date mock may have replaced before this module loaded (then every other
+ * realm's dates, and structuredClone's, were refused; found by a review).
+ */
+const nativeText = (name: string): string => functionText.call(functionText).replace("toString", name);
+const NATIVE_OBJECT = nativeText("Object");
+const NATIVE_DATE = nativeText("Date");
 
 /**
  * Whether `proto` is the `prototype` of its own `constructor`, a realm's native function whose text
@@ -151,10 +175,23 @@ function isNativePrototype(proto: object, nativeText: string): boolean {
 
 /** `Date.prototype.getTime`, which reads a Date of any realm and throws for anything else (an own `getTime` is never run). */
 const dateTime = Date.prototype.getTime;
-/** `Object.prototype.toString`: an object's built-in tag (`[object Date]` for a Date of any prototype). */
+/**
+ * `Object.prototype.toString`: an object's built-in tag (`[object Date]` for a Date of any prototype),
+ * unless an own or inherited `Symbol.toStringTag` says otherwise (see {@link isMovedDate}).
+ */
 const objectTag = Object.prototype.toString;
-/** A class's text (`class Stamp extends Date {}`), as `Function.prototype.toString` writes it. */
+/** A class's text (`class Stamp extends Date {}`), as `Function.prototype.toString` writes it; a method named `class` is told apart by {@link isConstructor}. */
 const CLASS_TEXT = /^class[\s{]/;
+
+/** Whether `f` can be called with `new`: a class can, a method (`{ class() {} }.class`, whose text starts with "class") cannot. Runs none of `f`'s code. */
+function isConstructor(f: object): boolean {
+  try {
+    Reflect.construct(Object, [], f as new () => unknown);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A realm's own `Date.prototype`: this realm's, or one whose own `constructor` is that realm's
@@ -175,15 +212,16 @@ function isDatePrototype(proto: object, walk: Walk): boolean {
 
 /**
  * The prototype of a class (`class Stamp extends Date {}`, fake timers' `ClockDate`) that adds
- * nothing: its own `constructor` alone, a class whose `prototype` it is. A class's `prototype` is
- * the engine's own object and cannot be set, so a Proxy is never one (a Proxy of an empty object
+ * nothing: its own `constructor` alone, a class (its text, and constructible: a method named
+ * `class` given a Proxy `prototype` passed the text; found by a review) whose `prototype` it is. A
+ * class's `prototype` is the engine's own object and cannot be set, so a Proxy is never one (a Proxy of an empty object
  * between a date and `Date.prototype` answered a handler's `toISOString` with its own; found by a
  * review of the mends). Remembered a walk.
  */
 function isSubclassPrototype(proto: object, walk: Walk): boolean {
   if (walk.subclassPrototypes?.has(proto) === true) return true;
   const constructor = presentValue(proto, "constructor");
-  if (!holdsOnlyConstructor(proto) || typeof constructor !== "function" || !CLASS_TEXT.test(functionText.call(constructor)) || presentValue(constructor, "prototype") !== proto) return false;
+  if (!holdsOnlyConstructor(proto) || typeof constructor !== "function" || !CLASS_TEXT.test(functionText.call(constructor)) || presentValue(constructor, "prototype") !== proto || !isConstructor(constructor)) return false;
   (walk.subclassPrototypes ??= new Set()).add(proto);
   return true;
 }
@@ -213,10 +251,11 @@ function holdsOnlyConstructor(object: object): boolean {
  * plain-object test, whose walk listed Date.prototype's keys, ~2 µs a date; found by a review).
  */
 function dateText(v: object, proto: object, walk: Walk): string | undefined {
+  // each step is a class's own prototype (never a Proxy, which could hand one out without end), and
+  // an ordinary object's chain of prototypes is finite
   let at: object | null = proto;
-  for (let depth = 0; !isDatePrototype(at, walk); depth++) {
-    // a bound, as a Proxy can hand out a new prototype without end
-    if (depth >= 4 || !isSubclassPrototype(at, walk)) return undefined;
+  while (!isDatePrototype(at, walk)) {
+    if (!isSubclassPrototype(at, walk)) return undefined;
     at = Object.getPrototypeOf(at) as object | null;
     if (at === null) return undefined;
   }
@@ -227,6 +266,23 @@ function dateText(v: object, proto: object, walk: Walk): string | undefined {
     return undefined; // on a Date.prototype but no Date (Object.create(Date.prototype)), or a Proxy of one
   }
   return holdsOnlyConstructor(v) ? `!date:${String(time)}` : undefined;
+}
+
+/**
+ * Whether a plain object is a Date all the same (its prototype moved onto `Object.prototype` or
+ * none), running none of its code: by its built-in tag when it has no own `Symbol.toStringTag` (its
+ * chain, a plain object's, then holds none to run or to lie), else by `getTime`, whose throw
+ * (~3.5 µs) only an object with that key, which no parser builds, pays. An own tag ran a getter,
+ * and an own tag of "Object" hid a moved date (found by a review).
+ */
+function isMovedDate(v: object): boolean {
+  if (!Object.hasOwn(v, Symbol.toStringTag)) return objectTag.call(v) === "[object Date]";
+  try {
+    dateTime.call(v);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** How many values one bytes value counts as against the values bound: each is one SHA-256 of its own (a few µs however short). */
@@ -269,7 +325,7 @@ function bytesText({ bytes, kind }: Bytes): string {
  */
 export function canonicalJson(value: unknown, bounds: CanonicalBounds = UNBOUNDED): string | CanonicalFailure {
   const stack: Open[] = [];
-  const walk: Walk = { datePrototypes: undefined, subclassPrototypes: undefined };
+  const walk = newWalk();
   let out = "";
   // bytes hashed into the text's digests: counted against the length bound as the text is
   let hashed = 0;
@@ -348,14 +404,14 @@ function opened(v: object, stack: Open[], room: number, walk: Walk): string | By
     // keys); then bare buffers (telling an object from an ArrayBuffer throws)
     if (ArrayBuffer.isView(v)) return bytesOf(v) ?? NOT_DATA;
     const proto = Object.getPrototypeOf(v) as object | null;
-    if (proto !== Object.prototype && proto !== null) {
+    if (proto !== null && !isObjectPrototype(proto, walk)) {
       const date = dateText(v, proto, walk);
       if (date !== undefined) return date;
     }
-    if (!isPlainObject(v)) return bytesOf(v) ?? NOT_DATA;
-    // a plain object's built-in tag: a Date moved onto Object.prototype or none (read as {}, its
-    // time dropped, while a handler's new Date(x) still reads it; found by a diff review) is not data
-    if (objectTag.call(v) !== "[object Object]") return NOT_DATA;
+    if (!isPlainObject(v, walk)) return bytesOf(v) ?? NOT_DATA;
+    // a Date moved onto Object.prototype or none (read as {}, its time dropped, while a handler's
+    // new Date(x) still reads it; found by a diff review) is not data
+    if (isMovedDate(v)) return NOT_DATA;
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();

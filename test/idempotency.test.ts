@@ -351,6 +351,25 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       Plain.prototype = new Proxy(Object.create(Date.prototype, { constructor: { value: Plain } }) as object, lying);
       expect(canonicalJson(Object.setPrototypeOf(new Date(0), Plain.prototype as object))).toEqual({ problem: "not_data" });
       expect(canonicalJson(new Stamp(0))).toBe("!date:0");
+      // a method named class is no class, whatever its text says (a review: it passed with a Proxy prototype)
+      const method = runInNewContext("({ class () {} }).class") as { prototype: object }; // its text "class () {}", kept as written
+      method.prototype = new Proxy(Object.create(Date.prototype, { constructor: { value: method } }) as object, lying);
+      expect(canonicalJson(Object.setPrototypeOf(new Date(0), method.prototype))).toEqual({ problem: "not_data" });
+      // what a walk remembers of one class does not pass another prototype (a legit subclass first, then a Proxy)
+      expect(canonicalJson([new Stamp(0), Object.setPrototypeOf(new Date(0), new Proxy(Stamp.prototype, lying))])).toEqual({ problem: "not_data" });
+      // a moved date's own Symbol.toStringTag neither runs (a getter) nor hides it ("Object")
+      let tagRuns = 0;
+      const tagged = Object.defineProperty(Object.setPrototypeOf(new Date(5), Object.prototype), Symbol.toStringTag, { get: () => (tagRuns++, "Object") });
+      expect(canonicalJson({ at: tagged })).toEqual({ problem: "not_data" });
+      expect(canonicalJson({ at: Object.assign(Object.setPrototypeOf(new Date(5), Object.prototype), { [Symbol.toStringTag]: "Object" }) })).toEqual({ problem: "not_data" });
+      expect(canonicalJson(Object.defineProperty({ a: 1 }, Symbol.toStringTag, { get: () => (tagRuns++, "Object") }))).toBe('{"a":1}');
+      expect(tagRuns).toBe(0);
+      // a look-alike Object.prototype (a function named Object) with data on it is no plain object's root
+      const rootLike = Object.assign(Object.create(null) as Record<string, unknown>, { isAdmin: true });
+      rootLike.constructor = Object.defineProperty(function Object() {}, "prototype", { value: rootLike });
+      expect(canonicalJson(Object.create(rootLike) as object)).toEqual({ problem: "not_data" });
+      // what a walk remembers of another realm's Object.prototype does not pass the look-alike after it
+      expect(canonicalJson([runInNewContext("({ a: 1 })"), Object.create(rootLike) as object])).toEqual({ problem: "not_data" });
       // a date's own constructor is a function, not a getter or a value a handler reads
       expect(canonicalJson(Object.defineProperty(new Date(5), "constructor", { get: () => Date }))).toEqual({ problem: "not_data" });
       expect(canonicalJson(Object.assign(new Date(5), { constructor: "admin" }))).toEqual({ problem: "not_data" });
@@ -371,6 +390,22 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
         expect(send(revive('{"to":"x","at":"2026-12-02T09:00:00Z"}'), first.usage).decision.status).toBe(409);
       } finally {
         vi.useRealTimers();
+      }
+    });
+
+    it("dates are read alike when the global Date was faked or mocked before this module loaded (its native text was read from the global: every other realm's date, and structuredClone's, was refused; found by a review)", async () => {
+      const RealDate = Date;
+      vi.useFakeTimers();
+      try {
+        vi.resetModules();
+        const fresh = (await import("../src/fingerprint.js")).canonicalJson;
+        expect(canonicalJson(runInNewContext("new Date(5)"))).toBe("!date:5");
+        expect(fresh(runInNewContext("new Date(5)"))).toBe("!date:5");
+        expect(fresh(structuredClone(new RealDate(7)))).toBe("!date:7");
+        expect(fresh(new Date(9))).toBe("!date:9");
+      } finally {
+        vi.useRealTimers();
+        vi.resetModules();
       }
     });
 
@@ -418,6 +453,8 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(runInNewContext("new DataView(new Uint8Array([9, 10]).buffer, 1)"))).toBe(text([10]));
       expect(canonicalJson(runInNewContext("new Uint8Array([7]).buffer"))).toBe(text([7]));
       expect(canonicalJson(runInNewContext("new Uint8Array([7, 8])"))).toBe(text([7, 8]));
+      // the kind is the array's own, whatever prototype it was moved onto
+      expect(canonicalJson(Object.setPrototypeOf(new Float32Array([1]), Uint8Array.prototype))).toMatch(/^!bytes:Float32Array:4:/);
       // a view on no prototype is bytes too (it read as the object of its indexes; found by a diff review)
       expect(canonicalJson(Object.setPrototypeOf(new Uint8Array([7, 8]), null))).toBe(text([7, 8]));
       expect(canonicalJson(Object.setPrototypeOf(new Uint8Array([7, 8]), null))).not.toBe(canonicalJson({ 0: 7, 1: 8 }));

@@ -331,6 +331,7 @@ describe("client options: host mistakes throw, naming the option (DESIGN §10; f
   it("a response retryDelay cannot read, a random outside 0 to 1 and a body that is neither JSON text nor an object throw naming them (a bare TypeError, a 1.5 s wait past the backoff, and a body ignored without a word; found by a new-user review)", () => {
     expect(() => retryDelay(null as never)).toThrow(expect.objectContaining({ name: "PolicyConfigError", field: "response" }));
     expect(() => retryDelay({ status: 429, headers: { "Retry-After": "1" } } as never)).toThrow(expect.objectContaining({ field: "response.headers" }));
+    for (const status of [502, 503, 504]) expect(() => retryDelay({ status, headers: { "Retry-After": "1" } } as never)).toThrow(expect.objectContaining({ field: "response.headers" }));
     expect(() => retryDelay({ status: "429", headers: new Headers() } as never)).toThrow(expect.objectContaining({ field: "response.status" }));
     // headers are asked for only where they are read: a 200 from a test double without them is no retry, as before
     expect(retryDelay({ status: 200 } as never)).toBeUndefined();
