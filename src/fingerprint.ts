@@ -35,6 +35,8 @@ interface Open {
 interface Walk {
   datePrototypes: Set<object> | undefined;
   subclassPrototypes: Set<object> | undefined;
+  /** Prototypes of dates whose chain was found to end at a realm's `Date.prototype`. */
+  dateChains: Set<object> | undefined;
   /** Other realms' `Object.prototype`s met (each told once: telling one for each object cost 2–3×; found by a review). */
   objectPrototypes: Set<object> | undefined;
   /** A plain object's root for {@link isPlainObject}: `Object.prototype` of any realm, made once a walk. */
@@ -43,7 +45,7 @@ interface Walk {
 
 /** A walk's state, its root test over its own set. */
 function newWalk(): Walk {
-  const walk: Walk = { datePrototypes: undefined, subclassPrototypes: undefined, objectPrototypes: undefined, isRoot: (proto) => isObjectPrototype(proto, walk) };
+  const walk: Walk = { datePrototypes: undefined, subclassPrototypes: undefined, dateChains: undefined, objectPrototypes: undefined, isRoot: (proto) => isObjectPrototype(proto, walk) };
   return walk;
 }
 
@@ -253,11 +255,15 @@ function holdsOnlyConstructor(object: object): boolean {
 function dateText(v: object, proto: object, walk: Walk): string | undefined {
   // each step is a class's own prototype (never a Proxy, which could hand one out without end), and
   // an ordinary object's chain of prototypes is finite
-  let at: object | null = proto;
-  while (!isDatePrototype(at, walk)) {
-    if (!isSubclassPrototype(at, walk)) return undefined;
-    at = Object.getPrototypeOf(at) as object | null;
-    if (at === null) return undefined;
+  if (walk.dateChains?.has(proto) !== true) {
+    let at: object | null = proto;
+    while (!isDatePrototype(at, walk)) {
+      if (!isSubclassPrototype(at, walk)) return undefined;
+      at = Object.getPrototypeOf(at) as object | null;
+      if (at === null) return undefined;
+    }
+    // walked once a walk: a chain of 20 000 classes was walked again for each date (found by a review)
+    (walk.dateChains ??= new Set()).add(proto);
   }
   let time: number;
   try {
@@ -270,13 +276,15 @@ function dateText(v: object, proto: object, walk: Walk): string | undefined {
 
 /**
  * Whether a plain object is a Date all the same (its prototype moved onto `Object.prototype` or
- * none), running none of its code: by its built-in tag when it has no own `Symbol.toStringTag` (its
- * chain, a plain object's, then holds none to run or to lie), else by `getTime`, whose throw
- * (~3.5 µs) only an object with that key, which no parser builds, pays. An own tag ran a getter,
- * and an own tag of "Object" hid a moved date (found by a review).
+ * none), running none of its code: by its built-in tag when it has no own `Symbol.toStringTag` and
+ * its prototype is a realm's `Object.prototype` or none (its chain then holds no tag to run or to
+ * lie), else by `getTime`, whose throw (~3.5 µs) only such an object pays: one with its own tag, or
+ * on prototypes with no keys (fast-querystring's form body, one a body), which a Proxy could be. An
+ * own tag ran a getter, and an own tag of "Object", or one a Proxy prototype served, hid a moved
+ * date (found by reviews).
  */
-function isMovedDate(v: object): boolean {
-  if (!Object.hasOwn(v, Symbol.toStringTag)) return objectTag.call(v) === "[object Date]";
+function isMovedDate(v: object, proto: object | null, walk: Walk): boolean {
+  if (!Object.hasOwn(v, Symbol.toStringTag) && (proto === null || isObjectPrototype(proto, walk))) return objectTag.call(v) === "[object Date]";
   try {
     dateTime.call(v);
     return true;
@@ -411,7 +419,7 @@ function opened(v: object, stack: Open[], room: number, walk: Walk): string | By
     if (!isPlainObject(v, walk)) return bytesOf(v) ?? NOT_DATA;
     // a Date moved onto Object.prototype or none (read as {}, its time dropped, while a handler's
     // new Date(x) still reads it; found by a diff review) is not data
-    if (isMovedDate(v)) return NOT_DATA;
+    if (isMovedDate(v, proto, walk)) return NOT_DATA;
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();
