@@ -277,14 +277,14 @@ function dateText(v: object, proto: object, walk: Walk): string | undefined {
 /**
  * Whether a plain object is a Date all the same (its prototype moved onto `Object.prototype` or
  * none), running none of its code: by its built-in tag when it has no own `Symbol.toStringTag` and
- * its prototype is a realm's `Object.prototype` or none (its chain then holds no tag to run or to
- * lie), else by `getTime`, whose throw (~3.5 µs) only such an object pays: one with its own tag, or
+ * its prototype is a realm's `Object.prototype` or none (`rooted`: its chain then holds no tag to
+ * run or to lie), else by `getTime`, whose throw (~3.5 µs) only such an object pays: one with its own tag, or
  * on prototypes with no keys (fast-querystring's form body, one a body), which a Proxy could be. An
  * own tag ran a getter, and an own tag of "Object", or one a Proxy prototype served, hid a moved
  * date (found by reviews).
  */
-function isMovedDate(v: object, proto: object | null, walk: Walk): boolean {
-  if (!Object.hasOwn(v, Symbol.toStringTag) && (proto === null || isObjectPrototype(proto, walk))) return objectTag.call(v) === "[object Date]";
+function isMovedDate(v: object, rooted: boolean): boolean {
+  if (rooted && !Object.hasOwn(v, Symbol.toStringTag)) return objectTag.call(v) === "[object Date]";
   try {
     dateTime.call(v);
     return true;
@@ -412,14 +412,16 @@ function opened(v: object, stack: Open[], room: number, walk: Walk): string | By
     // keys); then bare buffers (telling an object from an ArrayBuffer throws)
     if (ArrayBuffer.isView(v)) return bytesOf(v) ?? NOT_DATA;
     const proto = Object.getPrototypeOf(v) as object | null;
-    if (proto !== null && !isObjectPrototype(proto, walk)) {
+    // on a realm's Object.prototype or none: plain, with no walk of its chain
+    const rooted = proto === null || isObjectPrototype(proto, walk);
+    if (!rooted) {
       const date = dateText(v, proto, walk);
       if (date !== undefined) return date;
+      if (!isPlainObject(v, walk)) return bytesOf(v) ?? NOT_DATA;
     }
-    if (!isPlainObject(v, walk)) return bytesOf(v) ?? NOT_DATA;
     // a Date moved onto Object.prototype or none (read as {}, its time dropped, while a handler's
     // new Date(x) still reads it; found by a diff review) is not data
-    if (isMovedDate(v, proto, walk)) return NOT_DATA;
+    if (isMovedDate(v, rooted)) return NOT_DATA;
     const names = Object.keys(v);
     if (names.length > room) return PAST_BOUNDS; // before the sort, which grows faster than the listing
     const keys = names.sort();
