@@ -28,15 +28,15 @@ interface Open {
   next: number;
 }
 
-/**
- * What one walk learnt once: the prototypes of other realms' dates it has found to be their realm's
- * `Date.prototype`, and the prototypes of subclasses of Date it has found to add nothing.
- */
+/** What one walk learnt once, so that a body of many dates or objects of one kind pays for it once. */
 interface Walk {
+  /**
+   * Prototypes of dates found to lead to a realm's own `Date.prototype` through classes that add
+   * nothing: the chain walked, and another realm's `Date.prototype` listed, once (for each date, a
+   * chain of 20 000 classes cost 675 ms for 200 dates, and listing another realm's ~7 µs a date;
+   * found by reviews).
+   */
   datePrototypes: Set<object> | undefined;
-  subclassPrototypes: Set<object> | undefined;
-  /** Prototypes of dates whose chain was found to end at a realm's `Date.prototype`. */
-  dateChains: Set<object> | undefined;
   /** Other realms' `Object.prototype`s met (each told once: telling one for each object cost 2–3×; found by a review). */
   objectPrototypes: Set<object> | undefined;
   /** A plain object's root for {@link isPlainObject}: `Object.prototype` of any realm, made once a walk. */
@@ -45,7 +45,7 @@ interface Walk {
 
 /** A walk's state, its root test over its own set. */
 function newWalk(): Walk {
-  const walk: Walk = { datePrototypes: undefined, subclassPrototypes: undefined, dateChains: undefined, objectPrototypes: undefined, isRoot: (proto) => isObjectPrototype(proto, walk) };
+  const walk: Walk = { datePrototypes: undefined, objectPrototypes: undefined, isRoot: (proto) => isObjectPrototype(proto, walk) };
   return walk;
 }
 
@@ -167,12 +167,12 @@ const NATIVE_DATE = nativeText("Date");
 
 /**
  * Whether `proto` is the `prototype` of its own `constructor`, a realm's native function whose text
- * is `nativeText` (a native constructor's `prototype` cannot be set: a look-alike constructor of
+ * is `text` ({@link nativeText}; a native constructor's `prototype` cannot be set: a look-alike constructor of
  * that name, or a Proxy, is not one; found by a diff review).
  */
-function isNativePrototype(proto: object, nativeText: string): boolean {
+function isNativePrototype(proto: object, text: string): boolean {
   const constructor = presentValue(proto, "constructor");
-  return typeof constructor === "function" && functionText.call(constructor) === nativeText && presentValue(constructor, "prototype") === proto;
+  return typeof constructor === "function" && functionText.call(constructor) === text && presentValue(constructor, "prototype") === proto;
 }
 
 /** `Date.prototype.getTime`, which reads a Date of any realm and throws for anything else (an own `getTime` is never run). */
@@ -200,15 +200,13 @@ function isConstructor(f: object): boolean {
  * native `Date` (its text the native code no other function has) whose `prototype` it is (a native
  * Date's cannot be set: a look-alike whose constructor is a function named Date, or a Proxy, is not
  * one; found by a diff review), holding no data (data hung on it is read through every date).
- * Another realm's is checked once a walk (listing its keys for each date cost ~7 µs a date).
  */
-function isDatePrototype(proto: object, walk: Walk): boolean {
-  if (proto === Date.prototype || walk.datePrototypes?.has(proto) === true) return true;
+function isDatePrototype(proto: object): boolean {
+  if (proto === Date.prototype) return true;
   if (!isNativePrototype(proto, NATIVE_DATE)) return false;
   for (const key of Reflect.ownKeys(proto)) {
     if (typeof presentValue(proto, key) !== "function") return false;
   }
-  (walk.datePrototypes ??= new Set()).add(proto);
   return true;
 }
 
@@ -216,16 +214,14 @@ function isDatePrototype(proto: object, walk: Walk): boolean {
  * The prototype of a class (`class Stamp extends Date {}`, fake timers' `ClockDate`) that adds
  * nothing: its own `constructor` alone, a class (its text, and constructible: a method named
  * `class` given a Proxy `prototype` passed the text; found by a review) whose `prototype` it is. A
- * class's `prototype` is the engine's own object and cannot be set, so a Proxy is never one (a Proxy of an empty object
- * between a date and `Date.prototype` answered a handler's `toISOString` with its own; found by a
- * review of the mends). Remembered a walk.
+ * class's `prototype` is the engine's own object and cannot be set, so a Proxy is never one (a
+ * Proxy of an empty object between a date and `Date.prototype` answered a handler's `toISOString`
+ * with its own; found by a review of the mends).
  */
-function isSubclassPrototype(proto: object, walk: Walk): boolean {
-  if (walk.subclassPrototypes?.has(proto) === true) return true;
+function isSubclassPrototype(proto: object): boolean {
+  if (!holdsOnlyConstructor(proto)) return false;
   const constructor = presentValue(proto, "constructor");
-  if (!holdsOnlyConstructor(proto) || typeof constructor !== "function" || !CLASS_TEXT.test(functionText.call(constructor)) || presentValue(constructor, "prototype") !== proto || !isConstructor(constructor)) return false;
-  (walk.subclassPrototypes ??= new Set()).add(proto);
-  return true;
+  return typeof constructor === "function" && CLASS_TEXT.test(functionText.call(constructor)) && presentValue(constructor, "prototype") === proto && isConstructor(constructor);
 }
 
 /**
@@ -255,15 +251,14 @@ function holdsOnlyConstructor(object: object): boolean {
 function dateText(v: object, proto: object, walk: Walk): string | undefined {
   // each step is a class's own prototype (never a Proxy, which could hand one out without end), and
   // an ordinary object's chain of prototypes is finite
-  if (walk.dateChains?.has(proto) !== true) {
+  if (walk.datePrototypes?.has(proto) !== true) {
     let at: object | null = proto;
-    while (!isDatePrototype(at, walk)) {
-      if (!isSubclassPrototype(at, walk)) return undefined;
+    while (!isDatePrototype(at)) {
+      if (!isSubclassPrototype(at)) return undefined;
       at = Object.getPrototypeOf(at) as object | null;
       if (at === null) return undefined;
     }
-    // walked once a walk: a chain of 20 000 classes was walked again for each date (found by a review)
-    (walk.dateChains ??= new Set()).add(proto);
+    (walk.datePrototypes ??= new Set()).add(proto);
   }
   let time: number;
   try {

@@ -338,13 +338,13 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(Object.setPrototypeOf(new Date(5), named))).toEqual({ problem: "not_data" });
       const fakeCtor = runInNewContext("const p = { toJSON() { return 'x'; } }; p.constructor = function Date() {}; p.constructor.prototype = p; p") as object;
       expect(canonicalJson(Object.setPrototypeOf(new Date(5), fakeCtor))).toEqual({ problem: "not_data" });
-      // a Proxy between a date and Date.prototype, whose traps answer a handler's toISOString (it passed as a prototype adding nothing; found by a review of the mends)
-      const between = new Proxy(Object.create(Date.prototype) as object, { get: (target, key, receiver) => (key === "toISOString" || key === "toJSON" ? () => "2099-01-01T00:00:00.000Z" : Reflect.get(target, key, receiver)) });
+      // a Proxy between a date and Date.prototype, whose traps answer a handler's toISOString and toJSON with another time (it passed as a prototype adding nothing; found by a review of the mends)
+      const lying = { get: (target: object, key: PropertyKey, receiver: unknown) => (key === "toISOString" || key === "toJSON" ? () => "2099-01-01T00:00:00.000Z" : Reflect.get(target, key, receiver)) };
+      const between = new Proxy(Object.create(Date.prototype) as object, lying);
       expect(canonicalJson(Object.setPrototypeOf(new Date(0), between))).toEqual({ problem: "not_data" });
       const classless = Object.create(Date.prototype, { constructor: { value: function Stamp() {} } }) as object;
       expect(canonicalJson(Object.setPrototypeOf(new Date(0), classless))).toEqual({ problem: "not_data" });
       // a Proxy that passes for a class's prototype: of a real class's prototype (not that class's own), or the prototype of a plain function
-      const lying = { get: (target: object, key: PropertyKey, receiver: unknown) => (key === "toISOString" || key === "toJSON" ? () => "2099-01-01T00:00:00.000Z" : Reflect.get(target, key, receiver)) };
       class Stamp extends Date {}
       expect(canonicalJson(Object.setPrototypeOf(new Date(0), new Proxy(Stamp.prototype, lying)))).toEqual({ problem: "not_data" });
       function Plain() {}
@@ -485,7 +485,7 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       expect(canonicalJson(Buffer.from("hi"))).not.toBe(canonicalJson({ 0: 104, 1: 105 }));
     });
 
-    it("a typed array whose elements are not bytes is bound by its kind too: Float32Array([1]) and the Uint8Array of its four bytes are two bodies (both read as the same bytes; found by a security drill)", () => {
+    it("DESIGN §7: a typed array whose elements are not bytes is bound by its kind too: Float32Array([1]) and the Uint8Array of its four bytes are two bodies (both read as the same bytes; found by a security drill)", () => {
       const sha = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
       const one = new Float32Array([1]);
       const itsBytes = new Uint8Array(one.buffer);

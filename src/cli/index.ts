@@ -133,10 +133,11 @@ async function explain(args: string[], io: Io): Promise<number> {
   const newsletter = values.newsletter ?? /^\/newsletters\/([^/?#]+)/.exec(path)?.[1];
   if (values.kind !== "api_key" && values.kind !== "oauth") throw new CliError(`--kind must be api_key or oauth`);
   // a role the config does not know reaches nothing (404 unknown_role): on the command line it is a typo to name
+  const role = values.role!;
   const knownRoles = Object.keys(config.roles);
-  if (!knownRoles.includes(values.role!)) {
-    const meant = meantName(values.role!, knownRoles);
-    throw new CliError(`--role: "${values.role!.slice(0, 64)}" is not a role the config knows (${knownRoles.join(", ")})${meant === undefined ? "" : `; did you mean "${meant}"?`}`);
+  if (!knownRoles.includes(role)) {
+    const meant = meantName(role, knownRoles);
+    throw new CliError(`--role: "${role.slice(0, 64)}" is not a role the config knows (${knownRoles.join(", ")})${meant === undefined ? "" : `; did you mean "${meant}"?`}`);
   }
   let credential: Credential;
   if (values.credential !== undefined) {
@@ -150,14 +151,14 @@ async function explain(args: string[], io: Io): Promise<number> {
   const request: PolicyRequest = newsletter === undefined ? { method, path } : { method, path, newsletter };
   if (values.body !== undefined) request.body = await jsonArgument(values.body, "--body");
   if (values["idempotency-key"] !== undefined) request.idempotencyKey = values["idempotency-key"];
-  const roles: Record<string, string> = newsletter === undefined ? {} : { [newsletter]: values.role! };
+  const roles: Record<string, string> = newsletter === undefined ? {} : { [newsletter]: role };
   const { decision } = evaluate(request, { credential, roles, usage: emptyUsage(), now: Date.UTC(2026, 0, 1, 12), config });
   const words = reasonInWords(decision);
   if (values.json) {
     io.out(JSON.stringify({ request, credential, roles, decision, reason: words }, null, 2));
     return 0;
   }
-  io.out(explainText({ method, path, newsletter, role: values.role!, hinted: values.newsletter !== undefined, credential, decision, words }));
+  io.out(explainText({ method, path, newsletter, role, hinted: values.newsletter !== undefined, credential, decision, words }));
   return 0;
 }
 

@@ -58,8 +58,7 @@ export function permissionTable(config: PolicyConfig = defineConfig(), target: T
   const compiled = resolveConfig(config);
   // the CLI's table is the host's config (it said "the default catalogue" and "do not edit by hand",
   // and linked decisions.md beside a page that is not there; found by a new-user review)
-  const decisions = target.docs === true ? "decisions.md" : "node_modules/newsletter-policy/docs/decisions.md";
-  const decision = (n: number) => (target.docs === true ? `[decision ${n}](decisions.md)` : `decision ${n} (${decisions})`);
+  const decision = (n: number) => (target.docs === true ? `[decision ${n}](decisions.md)` : `decision ${n} (node_modules/newsletter-policy/docs/decisions.md)`);
   const head =
     target.docs === true
       ? "<!-- Generated from the operation catalogue by `npm run docs:permissions`; do not edit by hand. -->\n"

@@ -161,6 +161,11 @@ export function retryDelay(response: ResponseLike, options: RetryDelayOptions = 
   return undefined;
 }
 
+/** What a value a host passed is, for messages: `typeof`, and null as null. */
+function kindOf(value: unknown): string {
+  return value === null ? "null" : typeof value;
+}
+
 /**
  * A response {@link retryDelay} can read: an object with a number `status`; its `headers.get` is
  * asked for where headers are read ({@link assertHeaders}). A plain object of headers, or null,
@@ -168,7 +173,7 @@ export function retryDelay(response: ResponseLike, options: RetryDelayOptions = 
  */
 function assertResponse(response: unknown): asserts response is Pick<ResponseLike, "status"> {
   const r = response as Partial<ResponseLike> | null;
-  if (typeof r !== "object" || r === null) throw new PolicyConfigError("response", `must be a Fetch Response (or { status, headers: { get(name) } }); got ${r === null ? "null" : typeof r}`);
+  if (typeof r !== "object" || r === null) throw new PolicyConfigError("response", `must be a Fetch Response (or { status, headers: { get(name) } }); got ${kindOf(r)}`);
   if (typeof r.status !== "number") throw new PolicyConfigError("response.status", `must be the HTTP status, a number; got ${typeof r.status}`);
 }
 
@@ -201,7 +206,7 @@ export function assertDelayOptions(options: RetryDelayOptions, known: readonly s
   if (dailyRetryAfter !== undefined && dailyRetryAfter !== "hours" && dailyRetryAfter !== "seconds") throw new PolicyConfigError("dailyRetryAfter", `must be "hours" or "seconds"; got ${String(dailyRetryAfter)}`);
   const body: unknown = options.body;
   if (body !== undefined && typeof body !== "string" && (typeof body !== "object" || body === null)) {
-    throw new PolicyConfigError("body", `must be the error body already read: its JSON text or the parsed object; got ${body === null ? "null" : typeof body}`);
+    throw new PolicyConfigError("body", `must be the error body already read: its JSON text or the parsed object; got ${kindOf(body)}`);
   }
   for (const name of ["random", "now"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw new PolicyConfigError(name, `must be a function; got ${typeof options[name]}`);
