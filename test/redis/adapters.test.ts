@@ -1,24 +1,30 @@
 /**
  * The store asks for one function that sends EVALSHA/EVAL. These are the one-line adapters of
- * docs/redis.md for ioredis v5 and node-redis v5, held to MemoryStore on the same requests.
+ * docs/redis.md for ioredis and node-redis, each at its last two majors (v5 and v6: a new user's
+ * `npm install ioredis` or `npm install redis` gets v6), held to MemoryStore on the same requests.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPolicy, MemoryStore, type Decision, type PolicyRequest } from "../../src/index.js";
 import { RedisStore, type RedisCall } from "../../src/redis/index.js";
 import { plainMembers, T0, get, key, post } from "../fixtures.js";
-import { cleanUp, counting, ioredis, ioredisCall, nodeRedis, nodeRedisCall, uniquePrefix } from "./helpers.js";
+import { cleanUp, counting, ioredis, ioredis6, ioredisCall, nodeRedis, nodeRedis6, nodeRedisCall, uniquePrefix } from "./helpers.js";
 
 const admin = ioredis();
 const root = uniquePrefix("adapters");
 const io = ioredis();
+const io6 = ioredis6();
 let node: Awaited<ReturnType<typeof nodeRedis>>;
+let node6: Awaited<ReturnType<typeof nodeRedis6>>;
 
 beforeAll(async () => {
   node = await nodeRedis();
+  node6 = await nodeRedis6();
 });
 afterAll(async () => {
   node.destroy();
+  node6.destroy();
   io.disconnect();
+  io6.disconnect();
   await cleanUp(admin, root);
   admin.disconnect();
 });
@@ -54,12 +60,14 @@ async function decide(store: RedisStore | MemoryStore): Promise<{ decisions: Dec
 const adapters: Array<[string, () => RedisCall]> = [
   ["ioredis v5: (command, args) => redis.call(command, args)", () => ioredisCall(io)],
   ["node-redis v5: (command, args) => client.sendCommand([command, ...args])", () => nodeRedisCall(node)],
+  ["ioredis v6: (command, args) => redis.call(command, args)", () => (command, args) => io6.call(command, args)],
+  ["node-redis v6: (command, args) => client.sendCommand([command, ...args])", () => (command, args) => node6.sendCommand([command, ...args])],
 ];
 
 describe.each(adapters)("adapter %s", (name, adapter) => {
   it("decides as MemoryStore does, one round trip per decision", async () => {
     const call = counting(adapter());
-    const prefix = `${root}${name.slice(0, 7)}:`;
+    const prefix = `${root}${name.slice(0, name.indexOf(":"))}:`;
     const actual = await decide(new RedisStore({ redis: call, prefix }));
     const expected = await decide(new MemoryStore());
     expect(actual).toEqual(plainMembers(expected));
@@ -77,7 +85,7 @@ describe.each(adapters)("adapter %s", (name, adapter) => {
   });
 
   it("survives SCRIPT FLUSH between decisions", async () => {
-    const store = new RedisStore({ redis: adapter(), prefix: `${root}${name.slice(0, 7)}-flush:` });
+    const store = new RedisStore({ redis: adapter(), prefix: `${root}${name.slice(0, name.indexOf(":"))}-flush:` });
     const policy = createPolicy({ store, clock: () => T0 });
     expect((await policy.check(get("/me"), who)).status).toBe(200);
     await admin.script("FLUSH");

@@ -3,6 +3,8 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll } from "vitest";
 import { createClient } from "redis";
+import { Redis as Redis6 } from "ioredis6";
+import { createClient as createClient6 } from "redis6";
 import type { RedisCall } from "../../src/redis/index.js";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -17,12 +19,24 @@ export function ioredis(): Redis {
   return new Redis(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1 });
 }
 
+/** An ioredis v6 connection (the major a new `npm install ioredis` gets). */
+export function ioredis6(): Redis6 {
+  return new Redis6(REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1 });
+}
+
 /** The one-line ioredis adapter of docs/redis.md. */
 export const ioredisCall = (redis: Redis): RedisCall => (command, args) => redis.call(command, args);
 
 /** A node-redis v5 connection. */
 export async function nodeRedis() {
   const client = createClient({ url: REDIS_URL });
+  await client.connect();
+  return client;
+}
+
+/** A node-redis v6 connection (the major a new `npm install redis` gets). */
+export async function nodeRedis6() {
+  const client = createClient6({ url: REDIS_URL });
   await client.connect();
   return client;
 }

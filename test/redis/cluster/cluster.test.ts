@@ -11,6 +11,8 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Cluster } from "ioredis";
 import { createCluster } from "redis";
+import { Cluster as Cluster6 } from "ioredis6";
+import { createCluster as createCluster6 } from "redis6";
 import { createPolicy, type Credential, type Decision, type Policy, type PolicyOptions } from "../../../src/index.js";
 import { RedisStore, type RedisCall } from "../../../src/redis/index.js";
 import { describeStoreConformance } from "../../../src/testing/index.js";
@@ -281,6 +283,21 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     const client = await nodeCluster();
     const root = prefix();
     await differentialTraces("cluster, node-redis", (run) => new RedisStore({ redis: nodeCall(client), prefix: `${root}${run}:`, cluster: true }), 40, true);
+    await cluster.cleanUp(root);
+  });
+
+  it("differential: the same through ioredis v6 and node-redis v6, the majors a new install gets (docs/redis.md's adapters unchanged)", async () => {
+    await ready;
+    const io6 = new Cluster6([{ host: "127.0.0.1", port: 7001 }], { redisOptions: { maxRetriesPerRequest: 1 }, retryDelayOnClusterDown: 100 });
+    io6.on("error", () => {});
+    closers.push(() => io6.disconnect());
+    const node6 = createCluster6({ rootNodes: [{ url: "redis://127.0.0.1:7001" }] });
+    node6.on("error", () => {});
+    await node6.connect();
+    closers.push(() => node6.destroy());
+    const root = prefix();
+    await differentialTraces("cluster, ioredis v6", (run) => new RedisStore({ redis: (command, args) => io6.call(command, args), prefix: `${root}io:${run}:`, cluster: true }), 40, true);
+    await differentialTraces("cluster, node-redis v6", (run) => new RedisStore({ redis: (command, args) => node6.sendCommand(args[2], false, [command, ...args]), prefix: `${root}node:${run}:`, cluster: true }), 40, true);
     await cluster.cleanUp(root);
   });
 });
