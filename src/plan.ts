@@ -12,7 +12,7 @@ import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
 import { effectiveCode, effectiveLevels, grantedLevel, isReadOnly, levelsCode } from "./permissions.js";
 import { assertRole } from "./host-input.js";
-import { frozenRefusal, insufficientScope, invalid, notFound, type Refusal } from "./refusal.js";
+import { frozenRefusal, insufficientScope, invalid, malformed, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
 import { queryValues } from "./query.js";
 import { normaliseRequest, type NormalRequest } from "./request.js";
@@ -77,6 +77,9 @@ function roleOf(roles: Roles, newsletter: string): unknown {
 
 /** DESIGN §10: bad input answers invalid_request naming the field. */
 function checkInput(op: CompiledOperation, request: NormalRequest): Refusal | undefined {
+  // a field that could not be judged (request.ts): its query reads as empty, so this comes first
+  const problem = request.problem ?? request.newsletterProblem;
+  if (problem !== undefined) return malformed(problem.param, problem.detail, "input");
   const limits = op.spec.paginated ? request.query.get("limit") : undefined;
   if (limits !== undefined && (limits.length !== 1 || !isLimit(limits[0]!))) return invalid("limit", "must be one positive whole number");
   const expand = queryValues(request.query, "expand");
@@ -146,6 +149,9 @@ function planOnNewsletter(config: CompiledConfig, op: CompiledOperation, request
   const named = op.newsletterAt >= 0;
   const newsletter = named ? request.segments[op.newsletterAt] : request.newsletter;
   const id = request.requestId;
+  // the newsletter the reach is judged by cannot be read: no reach can be told, so 400 at reach
+  const unjudged = named ? undefined : request.newsletterProblem;
+  if (unjudged !== undefined) return planOf(config, op, id, undefined, undefined, malformed(unjudged.param, unjudged.detail, "reach"));
   if (newsletter === undefined) return planOf(config, op, id, newsletter, undefined, notFound(undefined, "unresolved", named));
   const grants = Object.hasOwn(credential.newsletters, newsletter) ? credential.newsletters[newsletter] : undefined;
   if (typeof grants !== "object" || grants === null) return planOf(config, op, id, newsletter, undefined, notFound(newsletter, "not_granted", named));
@@ -210,7 +216,7 @@ function neededGrant(op: CompiledOperation, grants: Grants): Level {
  * (request.ts keeps each recent path's read, so the same path gives the same segments and query).
  */
 function plainRead(request: NormalRequest): boolean {
-  return request.body === undefined && request.idempotencyKey === undefined && request.requestId === undefined;
+  return request.body === undefined && request.idempotencyKey === undefined && request.requestId === undefined && request.problem === undefined && request.newsletterProblem === undefined;
 }
 
 /**
@@ -244,11 +250,8 @@ const lastPlan: {
  */
 export function plan(config: CompiledConfig, input: unknown, credential: Credential, roles: Roles): Plan {
   const request = normaliseRequest(input);
-  if (!("segments" in request)) {
-    const reason: Reason = { rule: "malformed_request", param: request.param, detail: request.detail };
-    const message = say.malformedRequest(request.param, request.detail);
-    return planOf(config, undefined, request.requestId, undefined, undefined, { check: "route", status: 400, code: "invalid_request", message, param: request.param, reason });
-  }
+  // a method or path that cannot be read: no operation to charge, so the route's answer
+  if (!("segments" in request)) return planOf(config, undefined, request.requestId, undefined, undefined, malformed(request.param, request.detail, "route"));
   const op = route(config.routes, request);
   if (op === undefined) {
     // DESIGN §11: unknown operations fail closed

@@ -63,6 +63,14 @@ export function invalid(param: string, detail: string): Refusal {
 }
 
 /**
+ * DESIGN §10: a descriptor field that cannot be read or has the wrong type, refused at `check`: the
+ * route when the method or path cannot be read, reach for the newsletter it is judged by, else input.
+ */
+export function malformed(param: string, detail: string, check: "route" | "reach" | "input"): Refusal {
+  return { check, status: 400, code: "invalid_request", message: say.malformedRequest(param, detail), param, reason: { rule: "malformed_request", param, detail } };
+}
+
+/**
  * A refusal handed out more than once (a plan or a refusal kept for the next request), frozen with
  * its reason, the lists in it and its allowed values: no decision can change another's.
  */

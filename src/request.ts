@@ -33,6 +33,27 @@ export interface NormalRequest {
   readonly body: unknown;
   readonly newsletter: string | undefined;
   readonly requestId: string | undefined;
+  /**
+   * The first field other than the method, the path and the newsletter that could not be read or
+   * has the wrong type (a query value that is not text, a name qs reads as an object, a getter).
+   * The request routes by its method and path all the same, so its refusal (400 naming the field)
+   * comes at the input check, charged to the operation's budgets (DESIGN §1, §2): a spent budget, no
+   * reach or a missing permission is answered first. Its query then reads as empty: a Map of its
+   * own, never a recent path's read, which a kept plan is matched by.
+   */
+  readonly problem: FieldProblem | undefined;
+  /**
+   * What is wrong with the descriptor's `newsletter` (not a string, too long, unreadable): refused
+   * 400 at the reach check where the reach is judged by it (a path naming no newsletter), else at
+   * the input check. `newsletter` is then undefined.
+   */
+  readonly newsletterProblem: FieldProblem | undefined;
+}
+
+/** A field of a routable descriptor that cannot be judged (see {@link NormalRequest.problem}). */
+export interface FieldProblem {
+  readonly param: string;
+  readonly detail: string;
 }
 
 /** Why a descriptor could not be read. */
@@ -278,15 +299,21 @@ function shown(rawPath: unknown): string {
   return typeof rawPath === "string" ? rawPath.slice(0, 200) : "?";
 }
 
-/** Reads a descriptor of any shape. */
+const UNREADABLE_DETAIL = "could not be read: pass a plain value (a getter or a Proxy that throws is not read)";
+
+/**
+ * Reads a descriptor of any shape: a request that cannot be routed (its method or path cannot be
+ * read) is {@link Malformed}; any other field that cannot be judged is the request's
+ * {@link NormalRequest.problem}.
+ */
 export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const request = readDescriptor(input);
   const rawPath = request.path;
   // the host's id is kept on a refusal of the descriptor too: the host matches it to its logs (DESIGN §14)
   const requestId = typeof request.requestId === "string" && REQUEST_ID.test(request.requestId) ? request.requestId : undefined;
-  if (request.unreadable !== undefined) {
-    return { param: request.unreadable, detail: "could not be read: pass a plain value (a getter or a Proxy that throws is not read)", method: "?", path: shown(rawPath), requestId };
-  }
+  // the fields are read in order and the first unreadable one named: the method or the path, and the request cannot be routed
+  const unreadable = request.unreadable;
+  if (unreadable === "method" || unreadable === "path") return { param: unreadable, detail: UNREADABLE_DETAIL, method: "?", path: shown(rawPath), requestId };
   const method = methodOf(request.method);
   if (method === undefined) return { param: "method", detail: "must be an HTTP method", method: "?", path: shown(rawPath), requestId };
   if (!isPathText(rawPath)) {
@@ -298,23 +325,21 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   // descriptor asks for both to be judged (BOTH_QUERIES): a handler may read either
   const fromObject = request.query;
   const fromPath = fromObject === undefined || request.bothQueries ? read.query : undefined;
-  for (const q of [fromObject, fromPath]) {
-    if (q !== undefined && !(q instanceof Map)) {
-      const bad = q as { param: string; detail: string };
-      return { param: bad.param, detail: bad.detail, method, path: shown(rawPath), requestId };
-    }
-  }
+  // the first field that cannot be judged, in the order the descriptor is read: the first unreadable
+  // one, else the query, else the newsletter (DESIGN §10: a wrong type is bad input, named)
+  let problem: FieldProblem | undefined = unreadable === undefined || unreadable === "newsletter" ? undefined : { param: unreadable, detail: UNREADABLE_DETAIL };
+  for (const q of [fromObject, fromPath]) if (problem === undefined && q !== undefined && !(q instanceof Map)) problem = q as FieldProblem;
   type Query = ReadonlyMap<string, readonly string[]>;
-  const query = fromObject === undefined ? (fromPath as Query) : fromPath === undefined ? (fromObject as Query) : bothQueries(fromObject as Query, fromPath as Query);
+  const query =
+    problem !== undefined
+      ? new Map()
+      : fromObject === undefined
+        ? (fromPath as Query)
+        : fromPath === undefined
+          ? (fromObject as Query)
+          : bothQueries(fromObject as Query, fromPath as Query);
 
   const rawNewsletter = request.newsletter;
-  // DESIGN §10: a wrong type is bad input, named; null is a lookup that found none (absent, as undefined)
-  if (rawNewsletter !== undefined && rawNewsletter !== null && typeof rawNewsletter !== "string") {
-    return { param: "newsletter", detail: `must be a newsletter id (a string); got ${Array.isArray(rawNewsletter) ? "an array" : typeof rawNewsletter}`, method, path: shown(rawPath), requestId };
-  }
-  if (typeof rawNewsletter === "string" && rawNewsletter.length > BOUNDS.newsletter) {
-    return { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters`, method, path: shown(rawPath), requestId };
-  }
   return {
     method,
     segments: read.segments,
@@ -322,7 +347,16 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
     query,
     idempotencyKey: request.idempotencyKey,
     body: request.body,
-    newsletter: typeof rawNewsletter === "string" && rawNewsletter !== "" ? rawNewsletter : undefined,
+    newsletter: typeof rawNewsletter === "string" && rawNewsletter !== "" && rawNewsletter.length <= BOUNDS.newsletter ? rawNewsletter : undefined,
     requestId,
+    problem,
+    newsletterProblem: unreadable === "newsletter" ? { param: "newsletter", detail: UNREADABLE_DETAIL } : newsletterProblem(rawNewsletter),
   };
+}
+
+/** What is wrong with the descriptor's `newsletter`, if anything: null is a lookup that found none (absent, as undefined). */
+function newsletterProblem(raw: unknown): FieldProblem | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== "string") return { param: "newsletter", detail: `must be a newsletter id (a string); got ${Array.isArray(raw) ? "an array" : typeof raw}` };
+  return raw.length > BOUNDS.newsletter ? { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters` } : undefined;
 }

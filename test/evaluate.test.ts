@@ -97,9 +97,9 @@ describe("derived request ids (DESIGN §14)", () => {
       // an id that is not one (a space) is still replaced, as on every other answer
       expect(evaluate({ ...request, requestId: "a b" } as never, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 }).decision.requestId).toMatch(/^req_[0-9a-f]{16}$/);
     }
-    // a field that cannot be read (a getter): the id is read all the same
+    // a field that cannot be read (a getter): the id is read all the same (a sender: the body is judged at the input check, after the permission)
     const getter = Object.defineProperty({ method: "POST", path: "/articles/a_1/send", newsletter: "nl_1", requestId: "abc" }, "body", { get: () => ({}), enumerable: true });
-    const { decision } = evaluate(getter as never, { credential, roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 });
+    const { decision } = evaluate(getter as never, { credential: key({ nl_1: { sending: "write" } }), roles: { nl_1: "owner" }, usage: emptyUsage(), now: T0 });
     expect([decision.status, decision.requestId, decision.body?.error.param]).toEqual([400, "req_abc", "body"]);
   });
 

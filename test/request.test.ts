@@ -18,16 +18,29 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     [{ method: "G E T", path: "/me" }, "method"],
     [{ method: ["GET"], path: "/me" }, "method"],
     [{ method: "GET", path: "/" + "a/".repeat(9000) }, "path"], // past 16 384 characters
-    // a newsletter of a wrong type was a 404 `unresolved` (found by a black-box review)
-    [{ method: "GET", path: "/subscribers/s_1", newsletter: 5 }, "newsletter"],
-    [{ method: "GET", path: "/subscribers/s_1", newsletter: ["nl_1"] }, "newsletter"],
-    [{ method: "POST", path: "/articles/a_1/send", newsletter: { id: "nl_1" } }, "newsletter"],
-    [{ method: "GET", path: "/newsletters/nl_1/subscribers", newsletter: true }, "newsletter"],
-  ])("descriptor %j is refused as malformed, param %s", (request, param) => {
+  ])("descriptor %j cannot be routed: refused as malformed, param %s, charged to general (the route's budgets)", (request, param) => {
     const d = s().run(request);
     expect(d.status).toBe(400);
     expect(d.body?.error).toMatchObject({ code: "invalid_request", param });
     expect(d.charged.budgets).toEqual(["general"]);
+  });
+
+  it.each([
+    // a newsletter of a wrong type was a 404 `unresolved` (found by a black-box review)
+    [{ method: "GET", path: "/subscribers/s_1", newsletter: 5 }, "newsletter", ["general", "audience"]],
+    [{ method: "GET", path: "/subscribers/s_1", newsletter: ["nl_1"] }, "newsletter", ["general", "audience"]],
+    [{ method: "POST", path: "/articles/a_1/send", newsletter: { id: "nl_1" } }, "newsletter", ["general", "write"]],
+    [{ method: "GET", path: "/newsletters/nl_1/subscribers", newsletter: true }, "newsletter", ["general", "audience"]],
+    [{ method: "GET", path: "/newsletters/nl_1/subscribers?limit[gt]=1" }, "limit", ["general", "audience"]],
+    [{ method: "GET", path: "/newsletters/nl_1/subscribers", query: { limit: 5 } }, "limit", ["general", "audience"]],
+    [{ method: "GET", path: "/newsletters/nl_1/articles", query: { status: { $ne: "sent" } } }, "status", ["general"]],
+    [{ method: "POST", path: "/newsletters/nl_1/articles", query: "status=sent" }, "query", ["general", "write"]],
+  ])("descriptor %j routes by its method and path: refused 400, param %s, charged to the operation's budgets %j (DESIGN §2; a bad query or newsletter was charged to general alone, its RateLimit-Policy without the operation's budgets; found by a conformance audit)", (request, param, budgets) => {
+    const d = s().run(request);
+    expect(d.status).toBe(400);
+    expect(d.body?.error).toMatchObject({ code: "invalid_request", param });
+    expect(d.charged.budgets).toEqual(budgets);
+    expect(d.headers["RateLimit-Policy"]).toBe(budgets.map((b) => `"${b}";q=${b === "general" ? 600 : 60};w=60`).join(", "));
   });
 
   it.each([
@@ -41,6 +54,56 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     "/newsletters/nl%00/subscribers",
   ])("path %s is refused with param path", (path) => {
     expect(s().run(get(path)).body?.error).toMatchObject({ code: "invalid_request", param: "path" });
+  });
+
+  describe("DESIGN §1: a field that cannot be judged is refused at its place in the order, after the route (found by a conformance audit: a bad query on a known operation was refused before the budgets, reach and permission)", () => {
+    const spent = () => {
+      const session = new Session(key({ nl_1: { audience: "read", sending: "write" } }), { nl_1: "owner" }, { budgets: { audience: { limit: 1, window: 60 } } });
+      expect(session.run(get("/newsletters/nl_1/subscribers")).status).toBe(200);
+      return session;
+    };
+
+    it("a spent budget comes first: 429 naming it, charging nothing", () => {
+      for (const request of [get("/newsletters/nl_1/subscribers?limit[gt]=1"), get("/newsletters/nl_1/subscribers", { query: { limit: 5 } as never }), get("/subscribers/s_1", { newsletter: 5 as never })]) {
+        const d = spent().run(request);
+        expect([d.status, d.reason.rule, d.body?.error.message.includes("audience"), d.charged.budgets], JSON.stringify(request)).toEqual([429, "budget_spent", true, []]);
+      }
+    });
+
+    it("then reach: a newsletter the credential does not reach is 404 whatever the query", () => {
+      const d = s().run(get("/newsletters/nl_9/articles", { query: { status: 5 } as never }));
+      expect([d.status, d.reason.rule]).toEqual([404, "no_reach"]);
+    });
+
+    it("then permission: a credential without the operation's permission is 403 (spec §7 #1) whatever the query", () => {
+      const noAudience = new Session(key({ nl_1: { content: "write" } }), { nl_1: "owner" });
+      const d = noAudience.run(get("/newsletters/nl_1/subscribers", { query: { limit: 5 } as never }));
+      expect([d.status, d.body?.error.code, d.body?.error.allowed_values]).toEqual([403, "insufficient_scope", ["audience: read"]]);
+    });
+
+    it("a newsletter the reach is judged by (a path naming none) that cannot be read is 400 at reach, before the permission", () => {
+      const noSending = new Session(key({ nl_1: { content: "write" } }), { nl_1: "owner" });
+      const d = noSending.run(post("/articles/a_1/send", { newsletter: ["nl_1"] as never }));
+      expect([d.status, d.body?.error.param, d.charged.budgets]).toEqual([400, "newsletter", ["general", "write"]]);
+      // where the path names the newsletter, a bad field is input: the permission comes first
+      const named = noSending.run(get("/newsletters/nl_1/subscribers", { newsletter: 5 as never }));
+      expect([named.status, named.body?.error.code]).toEqual([403, "insufficient_scope"]);
+    });
+
+    it("a request that cannot be judged is never handed the plan of the same request without it (the plans kept for repeated reads)", () => {
+      const reader = new Session(key({ nl_1: { content: "read" } }), { nl_1: "owner" });
+      expect(reader.run(get("/newsletters/nl_1/articles")).status).toBe(200);
+      for (const query of [{ status: { $ne: "sent" } }, { status: 5 }, { tag: ["a", { x: 1 }] }]) {
+        const d = reader.run(get("/newsletters/nl_1/articles", { query: query as never }));
+        expect([d.status, d.allowed], JSON.stringify(query)).toEqual([400, false]);
+        expect(reader.run(get("/newsletters/nl_1/articles")).status).toBe(200);
+      }
+    });
+
+    it("an unknown operation with a bad query is still the route's 404", () => {
+      const d = s().run(get("/nowhere?limit[gt]=1"));
+      expect([d.status, d.reason.rule, d.charged.budgets]).toEqual([404, "unknown_operation", ["general"]]);
+    });
   });
 
   it("a newsletter of null is absent, as a lookup that found none: 404, as undefined", () => {
