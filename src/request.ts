@@ -327,8 +327,14 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
   const fromPath = fromObject === undefined || request.bothQueries ? read.query : undefined;
   // the first field that cannot be judged, in the order the descriptor is read: the first unreadable
   // one, else the query, else the newsletter (DESIGN §10: a wrong type is bad input, named)
-  let problem: FieldProblem | undefined = unreadable === undefined || unreadable === "newsletter" ? undefined : { param: unreadable, detail: UNREADABLE_DETAIL };
-  for (const q of [fromObject, fromPath]) if (problem === undefined && q !== undefined && !(q instanceof Map)) problem = q as FieldProblem;
+  const problem: FieldProblem | undefined =
+    unreadable !== undefined && unreadable !== "newsletter"
+      ? { param: unreadable, detail: UNREADABLE_DETAIL }
+      : fromObject !== undefined && !(fromObject instanceof Map)
+        ? (fromObject as FieldProblem)
+        : fromPath !== undefined && !(fromPath instanceof Map)
+          ? (fromPath as FieldProblem)
+          : undefined;
   type Query = ReadonlyMap<string, readonly string[]>;
   const query =
     problem !== undefined
