@@ -24,6 +24,8 @@ interface Waiting {
   readonly input: ChargeCallInput;
   readonly resolve: (outcome: ChargeOutcome) => void;
   readonly reject: (error: unknown) => void;
+  /** The outcome of a charge Redis made after its caller was answered that the store gave up (see `Link.run`). */
+  readonly late: ((outcome: ChargeOutcome) => void) | undefined;
 }
 
 const defer: (task: () => void) => void =
@@ -44,9 +46,9 @@ export class Batcher {
   ) {}
 
   /** Queues one charge (what `chargeCall` builds it from) for the end of this turn: sent alone as `CHARGE`, else in a batch. */
-  charge(input: ChargeCallInput): Promise<ChargeOutcome> {
+  charge(input: ChargeCallInput, late?: (outcome: ChargeOutcome) => void): Promise<ChargeOutcome> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ input, resolve, reject });
+      this.waiting.push({ input, resolve, reject, late });
       if (!this.scheduled) {
         this.scheduled = true;
         defer(() => this.flush());
@@ -68,14 +70,21 @@ export class Batcher {
   private send(batch: readonly Waiting[]): void {
     // a lone charge is CHARGE_PLAIN or CHARGE itself (for one charge, cheaper for Redis than a batch of one)
     if (batch.length === 1) {
-      const { input, resolve, reject } = batch[0]!;
+      const { input, resolve, reject, late } = batch[0]!;
       const { script, call, timed } = loneCharge(input);
-      this.link.run(script, "charge", call.keys, call.args, timed).then(decodeCharge).then(resolve, reject);
+      this.link.run(script, "charge", call.keys, call.args, timed, 1, late && ((reply) => late(decodeCharge(reply)))).then(decodeCharge).then(resolve, reject);
       return;
     }
     const { keys, args } = batchCall(batch.map((w) => w.input));
+    const lateBatch = (reply: unknown): void => {
+      const outcomes = decodeBatch(reply, batch.map((w) => w.input.budgets.length));
+      batch.forEach((w, j) => {
+        const outcome = outcomes[j]!;
+        if (!(outcome instanceof Error)) w.late?.(outcome);
+      });
+    };
     this.link
-      .run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length)
+      .run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length, lateBatch)
       .then((reply) => decodeBatch(reply, batch.map((w) => w.input.budgets.length)))
       .then(
         // each charge answers its own caller: its outcome, or the error it met inside the batch

@@ -130,6 +130,18 @@ const TRY_AGAIN_MS = 20;
 
 const TIMED_OUT = Symbol("timed out");
 
+/** Hands `late` the first reply of `live` (the sends out when a call gave up) that did not come back expired. */
+function lateReplies(live: readonly Promise<Settled>[], timed: Timed | undefined, late: (reply: unknown) => void): void {
+  let handed = false;
+  for (const sent of live) {
+    void sent.then((settled) => {
+      if (handed || settled.failed || (timed !== undefined && timed.expired(settled.reply))) return;
+      handed = true;
+      late(settled.reply);
+    });
+  }
+}
+
 /** How one send of a call settled (a reply, or the error it failed with). */
 interface Settled {
   readonly sent: Promise<Settled>;
@@ -280,9 +292,13 @@ export class Link {
    * @param args - `ARGV`; with `timed`, `args[timed.deadlineArg]` is set here.
    * @param timed - for a script that checks a deadline.
    * @param weight - how many calls the command carries (a batch of charges), for `maxInFlight`.
+   * @param late - called with the reply of a send that answers after the call gave up, once, unless
+   *   it says it ran past its deadline: the command ran in time, but its reply was read too late (a
+   *   reply Redis wrote late, behind a backlog, or a process too busy to read it), so the caller was
+   *   answered 503 for what Redis did. The caller can undo it (see `RedisStore`).
    * @returns Redis's reply.
    */
-  async run(script: Script, what: string, keys: readonly string[], args: readonly string[], timed?: Timed, weight = 1): Promise<unknown> {
+  async run(script: Script, what: string, keys: readonly string[], args: readonly string[], timed?: Timed, weight = 1, late?: (reply: unknown) => void): Promise<unknown> {
     const start = this.monotonic();
     const giveUp = start + this.timeoutMs * (this.retries + 1);
     const timeout = () => new RedisTimeoutError(Math.round(this.monotonic() - start), what);
@@ -317,7 +333,10 @@ export class Link {
       if (settled === TIMED_OUT) {
         // Only the monotonic clock says the call has given up: a timer can fire up to a millisecond
         // early, and a send may still run (and charge) until the deadline it carries.
-        if (this.monotonic() >= giveUp) throw timeout();
+        if (this.monotonic() >= giveUp) {
+          if (late !== undefined) lateReplies(live, timed, late);
+          throw timeout();
+        }
         // only a timeout is retried; with no room under maxInFlight, the sends already out are waited for
         if (++timeouts <= this.retries && weight <= this.room) launch();
         continue;

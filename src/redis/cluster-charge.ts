@@ -25,7 +25,10 @@ export interface ClusterContext {
 }
 
 /** One charge call: the request, and what the store set for this call (clock, nonce, memo). */
-export type ClusterCall = Pick<ChargeCallInput, "clock" | "nonce" | "memoTtlMs" | "memo">;
+export type ClusterCall = Pick<ChargeCallInput, "clock" | "nonce" | "memoTtlMs" | "memo"> & {
+  /** The outcome of a cap charge Redis made after the caller was answered that the store gave up (see `Link.run`). */
+  readonly late?: (outcome: ChargeOutcome) => void;
+};
 
 /**
  * Charges one request on Redis Cluster: one round trip, or two for a dispatch cap (three when the
@@ -46,7 +49,8 @@ export async function chargeOnCluster(ctx: ClusterContext, request: ChargeReques
   const input: ChargeCallInput = { ...call, now: request.now, refused: request.refused, budgets, idempotency, cap, step2Member: twoSteps ? member : undefined, key };
   if (!twoSteps) {
     const { script, call: lone, timed } = loneCharge(input);
-    return decodeCharge(await ctx.link.run(script, "charge", lone.keys, lone.args, timed));
+    const late = call.late;
+    return decodeCharge(await ctx.link.run(script, "charge", lone.keys, lone.args, timed, 1, late && ((reply) => late(decodeCharge(reply)))));
   }
   const { keys, args } = chargeCall(input);
 
@@ -88,7 +92,10 @@ async function takeDispatchCap(
     resetAt: first.resetAt,
     decidedAt: base.now ?? request.now,
   });
-  const second = decodeStep2(await ctx.link.run(CLUSTER_STEP2, "charge (step 2: dispatch cap)", keys, args, FIRST_ARG_TIMED));
+  // step 2 counted after the store gave up (its reply read too late): the outcome it would have been
+  const late = call.late;
+  const lateStep2 = late && ((reply: unknown) => void (decodeStep2(reply).kind === "counted" && late({ ...base, kind: "charged", replay: false, member: added })));
+  const second = decodeStep2(await ctx.link.run(CLUSTER_STEP2, "charge (step 2: dispatch cap)", keys, args, FIRST_ARG_TIMED, 1, lateStep2));
   if (second.kind === "cap_reached") {
     // only an allowed write records its key: delete the record step 1 made (not awaited: a third
     // command, sent on the credential node's connection before any later command of this store)

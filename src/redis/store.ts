@@ -7,6 +7,7 @@
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
 import type { ResetRequest } from "../store.js";
+import { countedCap, releaseTicket } from "../charge-request.js";
 import { Batcher } from "./batcher.js";
 import { Link } from "./client.js";
 import { chargeOnCluster, type ClusterContext } from "./cluster-charge.js";
@@ -106,9 +107,25 @@ export class RedisStore implements PolicyStore {
     // after it opened) as a whole: far cheaper for Redis than a key with its own TTL per call.
     const nonce = String(++this.calls);
     const memo = memoKey(this.instance, Math.floor(request.now / this.dedupeMs));
-    if (this.cluster) return chargeOnCluster(this.clusterContext, request, { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo });
+    // a cap charge Redis made while its caller was answered 503 is released (see undoLate); other charges need no closure
+    const late = request.cap === undefined || request.refused ? undefined : (outcome: ChargeOutcome) => this.undoLate(request, outcome);
+    if (this.cluster) return chargeOnCluster(this.clusterContext, request, { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, late });
     const { now, refused, budgets, idempotency, cap } = request;
-    return this.batcher.charge({ clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey });
+    return this.batcher.charge({ clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey }, late);
+  }
+
+  /**
+   * A charge whose caller was answered 503 (the store gave up on it) but which Redis ran in time,
+   * its reply read too late (written behind a backlog, or a process too busy to read it): a cap
+   * place it counted is released, as a failed send's is. Left counted, a send never made kept a
+   * place of the day's cap, and its retry under the same Idempotency-Key was answered as a replay
+   * of a send that never ran (found by a multi-process drill on Redis Cluster). Its budgets stay
+   * charged (errs towards refusing); a release that fails leaves the place counted, as a lost reply does.
+   */
+  private undoLate(request: ChargeRequest, outcome: ChargeOutcome): void {
+    if (outcome.kind !== "charged" || outcome.member === undefined) return;
+    const day = countedCap(request, outcome)!.day;
+    this.release(releaseTicket(request, outcome.member, day), request.now).catch(() => {});
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */

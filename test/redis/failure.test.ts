@@ -6,7 +6,7 @@ import { T0, get, key, post } from "../fixtures.js";
 import { Link } from "../../src/redis/client.js";
 import { CHARGE } from "../../src/redis/scripts/charge.js";
 import { RESET } from "../../src/redis/scripts/reset.js";
-import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, REDIS_URL, uniquePrefix } from "./helpers.js";
+import { cleanUp, counting, ioredis, ioredisCall, lateFirstSend, lateReply, REDIS_URL, uniquePrefix } from "./helpers.js";
 import { execFileSync } from "node:child_process";
 
 const redis = ioredis();
@@ -141,6 +141,48 @@ describe("a process that stalls while its charges are out: what Redis answered i
     const status = await policy.status(sender.credential);
     expect(status.budgets.audience!.remaining).toBe(60 - 11);
     own.disconnect();
+  });
+});
+
+describe("a cap charge Redis ran in time, its reply read after the store gave up (503), is released: its retry is counted and run, not a replay of a send never made", () => {
+  it.each([
+    ["a send (dispatch cap)", "/articles/a_1/send", "dispatch"],
+    ["a test send (test-send cap)", "/articles/a_1/test-send", "testSend"],
+  ])("%s (found by a multi-process drill: the 503'd send kept its place of the day's cap, and its retry was answered as a replay)", async (_name, path, cap) => {
+    const call = lateReply(ioredisCall(redis));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0 });
+    const policy = createPolicy({ store, clock: () => T0, config: { caps: { dispatch: { limit: 3 }, testSend: { limit: 3 } } } });
+    const send = (k: string) => policy.check(post(path, { newsletter: "nl_1", idempotencyKey: k, body: { to: ["a@example.com"] } }), who);
+    // a first one: the store learns Redis's clock, and the script is cached; then a reply comes 400 ms late
+    expect((await send("k0")).status).toBe(200);
+    call.arm(400);
+    const lost = await send("k1");
+    expect([lost.status, lost.reason.rule]).toEqual([503, "store_unavailable"]);
+    await call.delivered;
+    await sleep(100);
+    // the retry runs and counts (not a replay); the lost charge holds no place: three fit the cap of 3
+    const retry = await send("k1");
+    expect([retry.status, retry.reason, retry.charged.caps]).toEqual([200, { rule: "allowed" }, [cap]]);
+    expect((await send("k2")).status).toBe(200);
+    expect((await send("k3")).reason.rule).toBe("daily_cap");
+  });
+});
+
+describe("the same for charges sent together (CHARGE_BATCH)", () => {
+  it("two sends of one turn, one batch whose reply is read after the store gave up: both released, both retries counted", async () => {
+    const call = lateReply(ioredisCall(redis));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0 });
+    const policy = createPolicy({ store, clock: () => T0, config: { caps: { dispatch: { limit: 4 } } } });
+    const send = (k: string) => policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: k }), who);
+    // the store learns Redis's clock, and the batch script is cached
+    expect((await Promise.all([send("w1"), send("w2")])).map((d) => d.status)).toEqual([200, 200]);
+    call.arm(400);
+    expect((await Promise.all([send("k1"), send("k2")])).map((d) => d.status)).toEqual([503, 503]);
+    await call.delivered;
+    await sleep(100);
+    const retries = await Promise.all([send("k1"), send("k2")]);
+    expect(retries.map((d) => [d.status, d.reason])).toEqual([[200, { rule: "allowed" }], [200, { rule: "allowed" }]]);
+    expect((await send("k3")).reason.rule).toBe("daily_cap");
   });
 });
 

@@ -111,3 +111,30 @@ export function lateFirstSend(call: RedisCall, ms: number): RedisCall & { calls:
   return late;
 }
 
+
+/**
+ * A call function that, once armed, runs the command after `skip` more at once in Redis but hands
+ * its reply over only `ms` later (a reply Redis wrote behind a backlog, or a process too busy to
+ * read it): the store gives up on a command Redis ran in time.
+ */
+export function lateReply(call: RedisCall): RedisCall & { arm: (ms: number, skip?: number) => void; delivered: Promise<void> } {
+  let armed: { ms: number; skip: number } | undefined;
+  let deliver: () => void = () => {};
+  const late = Object.assign(
+    (command: "EVALSHA" | "EVAL", args: string[]) => {
+      const reply = call(command, args);
+      if (armed === undefined || armed.skip-- > 0) return reply;
+      const ms = armed.ms;
+      armed = undefined;
+      return reply.then((value) => new Promise((resolve) => setTimeout(() => (resolve(value), setTimeout(deliver, 0)), ms)));
+    },
+    {
+      arm: (ms: number, skip = 0) => {
+        armed = { ms, skip };
+        late.delivered = new Promise<void>((resolve) => (deliver = resolve));
+      },
+      delivered: Promise.resolve(),
+    },
+  );
+  return late;
+}

@@ -16,9 +16,9 @@ import { createCluster as createCluster6 } from "redis6";
 import { createPolicy, type Credential, type Decision, type Policy, type PolicyOptions } from "../../../src/index.js";
 import { RedisStore, type RedisCall } from "../../../src/redis/index.js";
 import { describeStoreConformance } from "../../../src/testing/index.js";
-import { key, post, get } from "../../fixtures.js";
+import { key, post, get, T0 } from "../../fixtures.js";
 import { differentialTraces } from "../differential-trace.js";
-import { counting } from "../helpers.js";
+import { counting, lateReply } from "../helpers.js";
 import { CLUSTER_STEP2 } from "../../../src/redis/scripts/cluster-step2.js";
 import { CLUSTER_UNDO } from "../../../src/redis/scripts/cluster-undo.js";
 import { OwnCluster } from "./own-cluster.js";
@@ -266,6 +266,28 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     const outcome = await inner.charge(other);
     expect(outcome).toMatchObject({ kind: "charged", replay: true });
     await cluster.cleanUp(p);
+  });
+
+  it("a send whose step 2 Redis ran in time, its reply read after the store gave up (503), is released: its retry is counted and run, not a replay of a send never made (found by a multi-process drill: 3 to 20 such members a run kept places of the day's cap)", async () => {
+    await ready;
+    io ??= ioCluster();
+    const call = lateReply(ioCall(io));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0, cluster: true });
+    const who = { credential: owner("key_late", "nl_1"), roles: { nl_1: "owner" } };
+    const policy = createPolicy({ store, clock: () => T0, config: { caps: { dispatch: { limit: 3 } } } });
+    const send = (k: string) => policy.check(post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: k }), who);
+    // a first send: the store learns Redis's clock, and both steps' scripts are cached on their nodes
+    expect((await send("k0")).status).toBe(200);
+    // step 1 answers at once; step 2's reply comes 400 ms late
+    call.arm(400, 1);
+    const lost = await send("k1");
+    expect([lost.status, lost.reason.rule]).toEqual([503, "store_unavailable"]);
+    await call.delivered;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const retry = await send("k1");
+    expect([retry.status, retry.reason, retry.charged.caps]).toEqual([200, { rule: "allowed" }, ["dispatch"]]);
+    expect((await send("k2")).status).toBe(200);
+    expect((await send("k3")).reason.rule).toBe("daily_cap");
   });
 
   it("differential: random traces through createPolicy give MemoryStore's decisions (ioredis Cluster)", async () => {
