@@ -5,7 +5,7 @@
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
 import { readWindow, runCharge, runRelease } from "./charge.js";
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, KeyRecord, PolicyStore, ResetRequest, WindowReading, WindowRecord } from "./store.js";
+import { CAP_KEEP_MS, type BudgetCharge, type ChargeOutcome, type ChargeRequest, type CounterTx, type KeyRecord, type PolicyStore, type ResetRequest, type WindowReading, type WindowRecord } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
 import { budgetKeyParts } from "./store-keys.js";
@@ -25,11 +25,6 @@ export interface MemoryStoreOptions {
 
 /** Wheel slot width: entries due in the same second share a slot. */
 const SLOT_MS = 1000;
-/**
- * A day of a daily cap is kept this long after it ends: it no longer counts, but a late release of
- * one of its tickets still answers as the Redis store does (its sets expire by Redis's own clock).
- */
-const CAP_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** What a wheel entry is: a cap day, an idempotency record, or (from WINDOW up) the window of budget id `kind - WINDOW`. */
 const CAP_DAY = 0;

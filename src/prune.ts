@@ -6,7 +6,7 @@ import { assertNow, assertUsage } from "./host-input.js";
 import { sealed } from "./immer.js";
 import { asSnapshotError } from "./snapshot-check.js";
 import { exhaustive, inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, windowExpiry, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
-import type { KeyRecord } from "./store.js";
+import { CAP_KEEP_MS, type KeyRecord } from "./store.js";
 
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
   return record.expiresAt !== undefined && now >= record.expiresAt;
@@ -19,7 +19,7 @@ export function tidyWindow(now: number): Tidy<SnapshotWindow> {
 export function tidyKey(now: number): Tidy<KeyRecord> {
   return new KeyTidy(now);
 }
-/** A daily cap keeps the days that have not ended; it goes with the last of them. */
+/** A daily cap keeps its days until {@link CAP_KEEP_MS} after each ends; it goes with the last of them. */
 export function tidyCap(now: number): Tidy<CapRecord> {
   return new CapTidy(now);
 }
@@ -29,7 +29,7 @@ export function keyExpiry(record: KeyRecord): number {
   return typeof record.expiresAt === "number" ? record.expiresAt : Number.NaN;
 }
 
-/** When a daily cap record can change: the end of its earliest day (a day without a readable end, or no day at all: at any time). */
+/** When a daily cap record can change: {@link CAP_KEEP_MS} after the end of its earliest day (a day without a readable end, or no day at all: at any time). */
 export function capExpiry(record: CapRecord): number {
   let least = Infinity;
   let any = false;
@@ -37,7 +37,7 @@ export function capExpiry(record: CapRecord): number {
     if (!Object.hasOwn(record.days, day)) continue;
     any = true;
     const resetAt: unknown = record.days[day]!.resetAt;
-    least = Math.min(least, typeof resetAt === "number" ? resetAt : Number.NaN);
+    least = Math.min(least, typeof resetAt === "number" ? resetAt + CAP_KEEP_MS : Number.NaN);
   }
   return any ? least : -Infinity;
 }
@@ -72,13 +72,13 @@ class CapTidy implements Tidy<CapRecord> {
     for (const day in record.days) {
       if (!Object.hasOwn(record.days, day)) continue;
       any = true;
-      if (!(now < record.days[day]!.resetAt)) ended = true; // a day without a readable end is ended too
+      if (!(now < record.days[day]!.resetAt + CAP_KEEP_MS)) ended = true; // a day without a readable end is ended too
     }
     if (!ended) return any ? record : undefined;
     const days: Record<string, CapDay> = {};
     let kept = 0;
     for (const day in record.days) {
-      if (Object.hasOwn(record.days, day) && now < record.days[day]!.resetAt) (days[day] = record.days[day]!), kept++;
+      if (Object.hasOwn(record.days, day) && now < record.days[day]!.resetAt + CAP_KEEP_MS) (days[day] = record.days[day]!), kept++;
     }
     return kept === 0 ? undefined : Object.freeze({ ...record, days: Object.freeze(days) });
   }
@@ -110,7 +110,7 @@ function tidyAll<T>(buckets: Buckets<T>, tidy: Tidy<T>): Buckets<T> {
 
 /**
  * Forgets every record of a snapshot that has expired by `now`: ended budget windows, idempotency
- * records past their 24 hours, and days of daily caps that have ended. `evaluate` already forgets
+ * records past their 24 hours, and days of daily caps a week after they ended (a clock stepped back across midnight still finds a day it kept). `evaluate` already forgets
  * as it goes (one bucket per change); call this to shrink a snapshot at once, e.g. before storing
  * it. Pure: the same inputs give the same snapshot, and nothing that can still count is dropped.
  * The host's clock is trusted here: a `now` days ahead forgets today's counts.

@@ -213,6 +213,15 @@ export interface CounterTx {
   nextMember(): string;
 }
 
+/**
+ * A day of a daily cap is kept this long after it ends (every store and the pure snapshot): it no
+ * longer counts today's requests, but a clock stepped back across midnight still lands on it, and
+ * must find its count (a snapshot that forgot a day once two changes were past its end let 50
+ * dispatches through a cap of 25 after a −2 s step; found by a clock drill), and a late release of
+ * one of its tickets still answers as the Redis store does.
+ */
+export const CAP_KEEP_MS = 7 * 24 * 60 * 60 * 1000;
+
 /** How long an Idempotency-Key lives (DESIGN §7). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 

@@ -11,6 +11,7 @@
  * an Idempotency-Key, some retries and conflicts) is run once through `evaluate` and once through
  * `policy.check` over a MemoryStore; the tests below reuse that run.
  */
+import { CAP_KEEP_MS } from "../src/store.js";
 import fc from "fast-check";
 import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
@@ -284,8 +285,8 @@ describe("split buckets (snapshot layout of 6f2ef03)", () => {
     expect(count(pruned, "keys")).toBe(N);
     expect(count(pruned, "caps")).toBe(N);
     expectWellPlaced(usageData(pruned).keys);
-    // the next day (past the caps' reset and the records' 24 h), everything goes
-    const gone = prune(final, T0 + 25 * 3600_000);
+    // a week after the next day (past the caps' reset and their week's keep, and the records' 24 h), everything goes
+    const gone = prune(final, T0 + 25 * 3600_000 + CAP_KEEP_MS);
     for (const kind of ["windows", "keys", "caps"] as const) expect(count(gone, kind)).toBe(0);
     // the original snapshot is untouched
     expect(count(final, "windows")).toBe(3 * N);

@@ -2,10 +2,17 @@
  * The key layout (docs/redis.md, "Key layout"): how the store names its own keys, which hash slot a
  * key goes to with Redis Cluster, and how long keys outlive what they hold.
  */
-import type { ResetRequest } from "../store.js";
+import { CAP_KEEP_MS, type ResetRequest } from "../store.js";
 
-/** Cap sets outlive their day by this much, so a host whose clock runs behind still finds them. */
-export const CAP_GRACE_MS = 60 * 60 * 1000;
+/**
+ * Cap sets outlive their day (by the clock that charged them) by this much, as MemoryStore and the
+ * pure snapshot keep a day: so that a host whose clock runs behind, or one stepped back across
+ * midnight, still finds them, and a host whose clock ran ahead (its day's end sooner than the true
+ * one) never makes one vanish while the day still runs for the others. An hour let a set charged
+ * by a clock an hour ahead vanish an hour before the true midnight, and the same day's sends were
+ * counted afresh (found by a clock drill: 6 through a cap of 3).
+ */
+export const CAP_GRACE_MS = CAP_KEEP_MS;
 /**
  * Windows and idempotency records outlive their end (in the deciding clock) by this much. The script
  * decides from the stored start and expiry, so a key's TTL is only garbage collection; the slack

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { emptyUsage, evaluate, MemoryStore, prune, type Usage } from "../../src/index.js";
 import { recordsIn, slotOf, usageData } from "../../src/snapshot.js";
-import type { ChargeRequest } from "../../src/store.js";
+import { CAP_KEEP_MS, type ChargeRequest } from "../../src/store.js";
 import { SWEEP_ONCE_SPLIT, T0, key, post } from "../fixtures.js";
 
 const DAY = 86_400_000;
@@ -39,11 +39,17 @@ describe("issue 8 defect 4: the pure snapshot's caps scale and forget what has e
     usage = evaluate(post("/articles/a/send", { newsletter: "nl_1", idempotencyKey: "k1" }), { credential: sender(1), roles, usage, now: T0 + 1000 }).usage;
     expect(prune(usage, T0 + 2000)).toBe(usage);
     expect(recordsIn(usageData(usage).caps).length).toBeGreaterThan(0);
-    const later = prune(usage, T0 + 2 * DAY);
+    // two days on, the windows and keys are gone; a cap's day is kept a week past its end (a clock
+    // stepped back across midnight must still find its count: found by a clock drill)
+    const days = prune(usage, T0 + 2 * DAY);
+    expect(recordsIn(usageData(days).windows)).toHaveLength(0);
+    expect(recordsIn(usageData(days).keys)).toHaveLength(0);
+    expect(recordsIn(usageData(days).caps)).toHaveLength(recordsIn(usageData(usage).caps).length);
+    const later = prune(usage, T0 + 2 * DAY + CAP_KEEP_MS);
     expect(recordsIn(usageData(later).windows)).toHaveLength(0);
     expect(recordsIn(usageData(later).caps)).toHaveLength(0);
     expect(recordsIn(usageData(later).keys)).toHaveLength(0);
-    expect(prune(later, T0 + 2 * DAY)).toBe(later);
+    expect(prune(later, T0 + 2 * DAY + CAP_KEEP_MS)).toBe(later);
     // the budget windows end a minute later, the caps at midnight: an hour on, only the windows are gone
     const hour = prune(usage, T0 + 3600_000);
     expect(recordsIn(usageData(hour).windows)).toHaveLength(0);
@@ -60,11 +66,11 @@ describe("issue 8 defect 4: the pure snapshot's caps scale and forget what has e
     // changes two days on, by other senders (so that no change writes over yesterday's records),
     // reach every leaf (buckets here split once at most): every record left is live, yesterday's caps
     // and windows are gone
-    const start = T0 + 2 * DAY + 10_000;
+    const start = T0 + 2 * DAY + CAP_KEEP_MS + 10_000;
     const changes = SWEEP_ONCE_SPLIT;
     usage = withTestSends(changes, start, usage, 10_000);
     const end = start + changes;
-    const deadCaps = recordsIn(usageData(usage).caps).filter(([, r]) => Object.values(r.days).some((d) => d.resetAt <= end));
+    const deadCaps = recordsIn(usageData(usage).caps).filter(([, r]) => Object.values(r.days).some((d) => d.resetAt + CAP_KEEP_MS <= end));
     const deadWindows = recordsIn(usageData(usage).windows).filter(([, w]) => w.expiresAt !== undefined && w.expiresAt <= start);
     expect(deadCaps).toEqual([]);
     expect(deadWindows).toEqual([]);
