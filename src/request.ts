@@ -9,7 +9,7 @@
  */
 import { BOUNDS } from "./bounds.js";
 import { countParts, readQueryObject, readQueryString, type QueryProblem } from "./query.js";
-import { decode, ownValue, presentValue, UNREADABLE } from "./safe-read.js";
+import { decode, isArray, ownValue, presentValue, UNREADABLE } from "./safe-read.js";
 
 
 /** A descriptor after normalisation. */
@@ -363,6 +363,7 @@ export function normaliseRequest(input: unknown): NormalRequest | Malformed {
 /** What is wrong with the descriptor's `newsletter`, if anything: null is a lookup that found none (absent, as undefined). */
 function newsletterProblem(raw: unknown): FieldProblem | undefined {
   if (raw === undefined || raw === null) return undefined;
-  if (typeof raw !== "string") return { param: "newsletter", detail: `must be a newsletter id (a string); got ${Array.isArray(raw) ? "an array" : typeof raw}` };
+  // isArray, not Array.isArray: a revoked Proxy throws there (found by a clock and shapes drill: evaluate threw)
+  if (typeof raw !== "string") return { param: "newsletter", detail: `must be a newsletter id (a string); got ${isArray(raw) === true ? "an array" : typeof raw}` };
   return raw.length > BOUNDS.newsletter ? { param: "newsletter", detail: `must be at most ${BOUNDS.newsletter} characters` } : undefined;
 }

@@ -106,6 +106,15 @@ describe("untrusted request descriptors never throw: they are refused with a cle
     });
   });
 
+  it("a revoked Proxy as the newsletter is a 400 naming newsletter, not a throw (found by a shapes drill: Array.isArray threw in the message)", () => {
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    for (const path of ["/articles/a_1/send", "/newsletters/nl_1/articles"]) {
+      const d = s().run({ method: path.startsWith("/articles") ? "POST" : "GET", path, newsletter: revoked.proxy });
+      expect([d.status, d.body?.error.param]).toEqual([400, "newsletter"]);
+    }
+  });
+
   it("a newsletter of null is absent, as a lookup that found none: 404, as undefined", () => {
     for (const newsletter of [null, undefined]) {
       const d = s().run({ method: "POST", path: "/articles/a_1/send", newsletter });
