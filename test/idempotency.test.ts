@@ -185,7 +185,8 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
   });
 
   it("canonicalJson writes the text it wrote before it walked one frame per container (the model below, as it was): a key recorded before an upgrade still matches its retry", () => {
-    const odd = fc.oneof(fc.constant(undefined), fc.bigInt(), fc.constant(Number.NaN), fc.constant(-0), fc.constant(() => 1), fc.constant(Symbol("s")));
+    // (a function is no longer data at all: a 400 naming body, below)
+    const odd = fc.oneof(fc.constant(undefined), fc.bigInt(), fc.constant(Number.NaN), fc.constant(-0), fc.constant(Symbol("s")));
     const value = fc.letrec((tie) => ({
       node: fc.oneof({ depthSize: "small" }, fc.jsonValue({ maxDepth: 2 }), odd, fc.array(tie("node"), { maxLength: 4 }), fc.dictionary(fc.string({ maxLength: 3 }), tie("node"), { maxKeys: 4 })),
     })).node;
@@ -246,7 +247,8 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
     const getter = Object.defineProperty({}, "x", { enumerable: true, get: () => ++runs });
     expect(canonicalJson(getter)).toEqual({ problem: "unreadable" });
     expect(runs).toBe(0);
-    expect(canonicalJson([undefined, 1n, NaN, () => 1])).toBe("[!undefined,!1n,!NaN,!function]");
+    expect(canonicalJson([undefined, 1n, NaN])).toBe("[!undefined,!1n,!NaN]");
+    expect(canonicalJson([undefined, () => 1])).toEqual({ problem: "not_data" });
     expect(canonicalJson(undefined)).not.toBe(canonicalJson(null));
   });
 
@@ -280,6 +282,9 @@ describe("Idempotency-Key fingerprint: method, path, query and body", () => {
       ["a Set", new Set([1])],
       ["a class instance", new (class Body { a = 1; })()],
       ["a Map inside", { to: [new Map()] }],
+      // every function was one body, `!function` (found by a shapes drill: `() => 2` replayed `function a(){}`)
+      ["a function", function a() {}],
+      ["a function inside", { to: [() => 2] }],
     ])("%s is not JSON data: 400 naming body (two of them no longer read as one {})", (_what, body) => {
       const error = refusedBody(body);
       expect(error).toMatchObject({ code: "invalid_request", param: "body" });
