@@ -68,6 +68,19 @@ describe("DESIGN §10: a tampered snapshot is a PolicyConfigError naming usage, 
   });
 
   it.each([
+    ["the window's key set to null", /"b:[^"]*:general"/, "null"],
+    ["the window's key set to a number", /"b:[^"]*:general"/, "42"],
+    ["the window's key set to an object", /"b:[^"]*:general"/, "{}"],
+    ["the window's key cut out (the pairs after it shifted)", /"b:[^"]*:general",/, ""],
+  ])("%s: GET /me answers PolicyConfigError naming usage, never room in the spent budget (found by a tamper drill: each answered 200)", (_name, from, to) => {
+    const usage = tampered(from, to);
+    expect(JSON.stringify(usage)).not.toBe(json);
+    const result = admitted(me, usage, 5);
+    expect(result).toBeInstanceOf(PolicyConfigError);
+    expect((result as PolicyConfigError).field).toBe("usage");
+  });
+
+  it.each([
     ["members as an object", /"members":\[[^\]]*\]/, '"members":{}'],
     ["members that are null", /"members":\[[^\]]*\]/, '"members":null'],
     ["a resetAt as text", /"resetAt":\d+/, '"resetAt":"soon"'],
