@@ -2,7 +2,7 @@
  * Checks of what the host passes in (credential, roles, a snapshot, a clock reading): these are
  * programming mistakes, so they throw PolicyConfigError naming the field (DESIGN §10).
  */
-import { PolicyConfigError } from "./errors.js";
+import { describeThrown, PolicyConfigError } from "./errors.js";
 import { isThenable } from "./thenable.js";
 import { LAYOUT, type Usage, type UsageData } from "./snapshot.js";
 import { notASnapshot } from "./snapshot-check.js";
@@ -11,6 +11,30 @@ import type { Credential, Roles } from "./types.js";
 
 /** A credential object as `Credential` describes it. */
 export function assertCredential(credential: unknown): asserts credential is Credential {
+  readingHost("credential", () => checkCredential(credential));
+}
+
+/**
+ * Runs `read`, a read of the host's `field` (its credential or roles): what it throws that is not
+ * already a PolicyConfigError (a getter or a Proxy that throws, a revoked Proxy, a roles function
+ * that throws) becomes one naming the field, the host's error as its cause (found by a shapes drill:
+ * a bare TypeError reached the caller).
+ */
+export function readingHost<T>(field: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw hostError(field, error);
+  }
+}
+
+/** What a read of the host's `field` threw, as a PolicyConfigError naming the field (see {@link readingHost}; for a hot path, without a closure). */
+export function hostError(field: string, error: unknown): PolicyConfigError {
+  if (error instanceof PolicyConfigError) return error;
+  return new PolicyConfigError(field, `could not be read (a getter, a Proxy or a function that throws): ${describeThrown(error)}`, { cause: error });
+}
+
+function checkCredential(credential: unknown): void {
   const c = credential as Partial<Credential> | null;
   if (typeof c !== "object" || c === null) throw new PolicyConfigError("credential", "must be a credential object");
   if (typeof c.id !== "string" || c.id === "") throw new PolicyConfigError("credential.id", "must be a non-empty string");
@@ -74,9 +98,11 @@ export function assertNoMisspelt(value: object, field: string, known: readonly s
 
 /** Roles are the host's data: a record of newsletter → role, or a function (DESIGN §10). */
 export function assertRoles(roles: unknown): asserts roles is Roles {
-  if (typeof roles !== "function" && (typeof roles !== "object" || roles === null || isCollection(roles))) {
-    throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${shapeOf(roles)}`);
-  }
+  readingHost("roles", () => {
+    if (typeof roles !== "function" && (typeof roles !== "object" || roles === null || isCollection(roles))) {
+      throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${shapeOf(roles)}`);
+    }
+  });
 }
 
 /**

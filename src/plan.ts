@@ -11,7 +11,7 @@ import * as say from "./messages.js";
 import type { CompiledOperation } from "./operations.js";
 import { checkExpand, checkFilters, checkNeeds } from "./permission-checks.js";
 import { effectiveCode, effectiveLevels, grantedLevel, isReadOnly, levelsCode } from "./permissions.js";
-import { assertRole } from "./host-input.js";
+import { assertRole, hostError } from "./host-input.js";
 import { frozenRefusal, insufficientScope, invalid, malformed, notFound, type Refusal } from "./refusal.js";
 import { readList } from "./body-list.js";
 import { queryValues } from "./query.js";
@@ -70,7 +70,12 @@ export function isLimit(text: unknown): boolean {
 
 function roleOf(roles: Roles, newsletter: string): unknown {
   const fromFunction = typeof roles === "function";
-  const role: unknown = fromFunction ? roles(newsletter) : Object.hasOwn(roles, newsletter) ? roles[newsletter] : undefined;
+  let role: unknown;
+  try {
+    role = fromFunction ? roles(newsletter) : Object.hasOwn(roles, newsletter) ? roles[newsletter] : undefined;
+  } catch (error) {
+    throw hostError("roles", error);
+  }
   assertRole(role, newsletter, fromFunction);
   return role;
 }
@@ -267,5 +272,11 @@ export function plan(config: CompiledConfig, input: unknown, credential: Credent
   }
   const onNewsletter = op.newsletterAt >= 0 || op.needs !== undefined || op.spec.cap !== undefined;
   if (!onNewsletter) return withIdempotencyKey(config, op, request, undefined, undefined, checkInput(op, request));
-  return planOnNewsletter(config, op, request, credential, roles);
+  // the request was read defensively; what throws from here is the host's credential (its grants)
+  // or roles (roleOf names them): a PolicyConfigError naming it, never a bare TypeError
+  try {
+    return planOnNewsletter(config, op, request, credential, roles);
+  } catch (error) {
+    throw hostError("credential", error);
+  }
 }

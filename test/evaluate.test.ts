@@ -1,6 +1,6 @@
 import { freeze } from "immer";
 import { describe, expect, it } from "vitest";
-import { createPolicy, emptyUsage, evaluate, type PolicyState } from "../src/index.js";
+import { createPolicy, emptyUsage, evaluate, PolicyConfigError, type PolicyState } from "../src/index.js";
 import { recordsIn, usageData } from "../src/snapshot.js";
 import { T0, get, key } from "./fixtures.js";
 import fc from "fast-check";
@@ -152,5 +152,37 @@ describe("derived request ids (DESIGN §14)", () => {
       }),
       { seed: 20_261_123, numRuns: 1_000 },
     );
+  });
+});
+
+describe("host input that cannot be read is a PolicyConfigError naming the field, never a bare error (found by a shapes drill: a TypeError or the host's own Error reached the caller)", () => {
+  const revoked = () => {
+    const r = Proxy.revocable({}, {});
+    r.revoke();
+    return r.proxy;
+  };
+  const throwing = (field: string) => Object.defineProperty({}, field, { enumerable: true, get: () => { throw new Error("no"); } });
+  const good = key({ nl_1: { content: "write" } });
+  const cases: Array<[string, unknown, unknown, string]> = [
+    ["a revoked credential", revoked(), { nl_1: "owner" }, "credential"],
+    ["revoked newsletters", { ...good, newsletters: revoked() }, { nl_1: "owner" }, "credential"],
+    ["revoked grants", { ...good, newsletters: { nl_1: revoked() } }, { nl_1: "owner" }, "credential"],
+    ["a throwing newsletters getter", Object.assign(throwing("newsletters"), { id: "k", kind: "api_key" }), { nl_1: "owner" }, "credential"],
+    ["a throwing grants getter", { ...good, newsletters: throwing("nl_1") }, { nl_1: "owner" }, "credential"],
+    ["revoked roles", good, revoked(), "roles"],
+    ["a throwing roles getter", good, throwing("nl_1"), "roles"],
+    ["a throwing roles function", good, () => { throw new Error("lookup failed"); }, "roles"],
+  ];
+  it.each(cases)("%s", async (_name, credential, roles, field) => {
+    const request = get("/newsletters/nl_1/articles");
+    const pure = () => evaluate(request, { credential: credential as never, roles: roles as never, usage: emptyUsage(), now: T0 });
+    expect(pure).toThrow(PolicyConfigError);
+    try {
+      pure();
+    } catch (error) {
+      expect((error as PolicyConfigError).field).toBe(field);
+    }
+    const policy = createPolicy({ clock: () => T0 });
+    await expect(policy.check(request, { credential: credential as never, roles: roles as never })).rejects.toMatchObject({ name: "PolicyConfigError", field });
   });
 });
