@@ -11,24 +11,19 @@ import type { Credential, Roles } from "./types.js";
 
 /** A credential object as `Credential` describes it. */
 export function assertCredential(credential: unknown): asserts credential is Credential {
-  readingHost("credential", () => checkCredential(credential));
-}
-
-/**
- * Runs `read`, a read of the host's `field` (its credential or roles): what it throws that is not
- * already a PolicyConfigError (a getter or a Proxy that throws, a revoked Proxy, a roles function
- * that throws) becomes one naming the field, the host's error as its cause (found by a shapes drill:
- * a bare TypeError reached the caller).
- */
-export function readingHost<T>(field: string, read: () => T): T {
   try {
-    return read();
+    checkCredential(credential);
   } catch (error) {
-    throw hostError(field, error);
+    throw hostError("credential", error);
   }
 }
 
-/** What a read of the host's `field` threw, as a PolicyConfigError naming the field (see {@link readingHost}; for a hot path, without a closure). */
+/**
+ * What a read of the host's `field` (its credential or roles) threw, as a PolicyConfigError naming
+ * the field, the host's error as its cause: a getter or a Proxy that throws, a revoked Proxy, a
+ * roles function that throws (found by a shapes drill: a bare TypeError reached the caller). One
+ * already a PolicyConfigError as it is. Callers catch inline (no closure on the hot path).
+ */
 export function hostError(field: string, error: unknown): PolicyConfigError {
   if (error instanceof PolicyConfigError) return error;
   return new PolicyConfigError(field, `could not be read (a getter, a Proxy or a function that throws): ${describeThrown(error)}`, { cause: error });
@@ -98,11 +93,16 @@ export function assertNoMisspelt(value: object, field: string, known: readonly s
 
 /** Roles are the host's data: a record of newsletter → role, or a function (DESIGN §10). */
 export function assertRoles(roles: unknown): asserts roles is Roles {
-  readingHost("roles", () => {
-    if (typeof roles !== "function" && (typeof roles !== "object" || roles === null || isCollection(roles))) {
-      throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${shapeOf(roles)}`);
-    }
-  });
+  if (typeof roles === "function") return;
+  let collection: boolean;
+  try {
+    collection = typeof roles === "object" && roles !== null && isCollection(roles);
+  } catch (error) {
+    throw hostError("roles", error);
+  }
+  if (typeof roles !== "object" || roles === null || collection) {
+    throw new PolicyConfigError("roles", `must be an object of newsletter id → role, or a function (newsletter) => role; got ${shapeOf(roles)}`);
+  }
 }
 
 /**

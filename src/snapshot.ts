@@ -260,14 +260,21 @@ function inLeaf<T>(leaf: BucketNode<T> | undefined, key: string): T | undefined 
   }
   const pairs = leaf as Pairs<T>;
   const end = pairsEnd(pairs);
+  for (let i = 0; i < end; i += 2) if (pairs[i] === key) return pairs[i + 1] as T;
+  assertKeys(pairs, end);
+  return undefined;
+}
+
+/**
+ * On a miss: a key that is not text (a hand-edited snapshot: set to null, or a pair cut out and the
+ * rest shifted) may hide the record looked for, and a spent budget would read as room (found by a
+ * tamper drill). Asked on a miss only: a found key is its own record whatever else the leaf holds.
+ */
+function assertKeys(pairs: Pairs<unknown>, end: number): void {
   for (let i = 0; i < end; i += 2) {
     const k = pairs[i];
-    if (k === key) return pairs[i + 1] as T;
-    // a key that is not text (a hand-edited snapshot: set to null, or a pair cut out and the rest
-    // shifted) hides its record: read as no window, a spent budget was room (found by a tamper drill)
     if (typeof k !== "string") throw new TypeError(`a leaf of the snapshot holds ${k === null ? "null" : typeof k} where a key goes, not records`);
   }
-  return undefined;
 }
 
 /**
