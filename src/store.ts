@@ -214,6 +214,15 @@ export interface CounterTx {
 }
 
 /**
+ * Called (when a store has it) by `createPolicy` with `failOpen` or `insurance`: a charge the store
+ * gave up on may then have been let through (uncounted, or by the insurance store), so a cap charge
+ * Redis ran in time but answered late must stay counted, never be released as one whose caller was
+ * answered 503 (RedisStore; found by a review: the late release uncounted sends that went out). A
+ * registered symbol, so that the package's two builds agree.
+ */
+export const KEEP_LATE_CHARGES: unique symbol = Symbol.for("newsletter-policy.keepLateCharges");
+
+/**
  * A day of a daily cap is kept this long after it ends (every store and the pure snapshot): it no
  * longer counts today's requests, but a clock stepped back across midnight still lands on it, and
  * must find its count (a snapshot that forgot a day once two changes were past its end let 50

@@ -19,8 +19,13 @@ export const CAP_GRACE_MS = CAP_KEEP_MS;
  * keeps a record alive for a host whose clock runs a little behind Redis's.
  */
 export const EXPIRY_SLACK_MS = 10_000;
-/** The member sequence outlives every cap set that may hold its members (a day plus grace). */
-export const SEQ_TTL_MS = 2 * 24 * 60 * 60 * 1000;
+/**
+ * The member sequence outlives every cap set that may hold its members: a day, the grace, and a
+ * key's 24 h on a cluster, with a day to spare. Restarted sooner, it handed out members an older
+ * set still held (a review: with the grace a week, a release of a days-old ticket could clear
+ * today's record of a reused key, and its retry was sent again).
+ */
+export const SEQ_TTL_MS = 3 * 24 * 60 * 60 * 1000 + CAP_GRACE_MS;
 
 /** The store key of the member sequence (`m1`, `m2`, …). */
 export const SEQ_KEY = "seq";

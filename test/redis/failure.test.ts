@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Redis } from "ioredis";
-import { createPolicy, type Decision } from "../../src/index.js";
+import { createPolicy, MemoryStore, type Decision } from "../../src/index.js";
 import { RedisStore, RedisTimeoutError, type RedisCall } from "../../src/redis/index.js";
 import { T0, get, key, post } from "../fixtures.js";
 import { Link } from "../../src/redis/client.js";
@@ -163,6 +163,28 @@ describe("a cap charge Redis ran in time, its reply read after the store gave up
     // the retry runs and counts (not a replay); the lost charge holds no place: three fit the cap of 3
     const retry = await send("k1");
     expect([retry.status, retry.reason, retry.charged.caps]).toEqual([200, { rule: "allowed" }, [cap]]);
+    expect((await send("k2")).status).toBe(200);
+    expect((await send("k3")).reason.rule).toBe("daily_cap");
+  });
+});
+
+describe("with failOpen or insurance, a late cap charge stays counted: the send may have gone out (found by a review: the late release uncounted sends that were let through)", () => {
+  it.each([
+    ["failOpen: true", { failOpen: true }],
+    ["insurance", { insurance: { store: new MemoryStore(), share: 1 } }],
+  ])("%s", async (_name, options) => {
+    const call = lateReply(ioredisCall(redis));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0 });
+    const policy = createPolicy({ store, clock: () => T0, config: { caps: { dispatch: { limit: 3 } } }, ...options });
+    // without a key: the insurance store answers keyed sends 503 (docs/operating.md)
+    const send = (_k: string) => policy.check(post("/articles/a_1/send", { newsletter: "nl_1" }), who);
+    expect((await send("k0")).status).toBe(200);
+    call.arm(400);
+    // let through by the policy (uncounted, or by the insurance store): Redis's late count stands
+    const through = await send("k1");
+    expect(through.allowed).toBe(true);
+    await call.delivered;
+    await sleep(100);
     expect((await send("k2")).status).toBe(200);
     expect((await send("k3")).reason.rule).toBe("daily_cap");
   });
