@@ -47,19 +47,22 @@ function qsParent(name: string): string {
   return (head !== "" ? head : lead !== undefined && lead !== "" ? lead : name).slice(0, 64);
 }
 
-/** Why a query could not be read: the parameter named, and what is wrong with it. */
-export interface QueryProblem {
+/**
+ * Why a field of the descriptor could not be judged (a query that could not be read, and in
+ * request.ts any other field): the parameter named, and what is wrong with it.
+ */
+export interface FieldProblem {
   readonly param: string;
   readonly detail: string;
 }
 
-function objectShaped(name: string): QueryProblem {
+function objectShaped(name: string): FieldProblem {
   const shown = name.slice(0, 64);
   return { param: qsParent(name), detail: `must be a string or a list of strings: qs-style parsers read "${shown}" under "${qsParent(name)}" as an object or a list this policy does not judge; send the plain name` };
 }
 
 /** Adds `value` under every name a parser may read `name` as; a problem when one reads it as an object. */
-function add(query: Map<string, string[]>, name: string, value: string): QueryProblem | undefined {
+function add(query: Map<string, string[]>, name: string, value: string): FieldProblem | undefined {
   // the common plain name costs one scan
   const names = name.includes("[") || name.includes("]") || name.includes(".") ? qsNames(name) : [name];
   if (names === undefined) return objectShaped(name);
@@ -98,7 +101,7 @@ const QS_ARRAY_LIMIT = 20;
  * query-parser review: a read-only key listed drafts through Express with a URLSearchParams parser).
  * A name given more than {@link QS_ARRAY_LIMIT} times is refused as one qs reads as an object.
  */
-export function readQueryString(text: string): Map<string, string[]> | QueryProblem {
+export function readQueryString(text: string): Map<string, string[]> | FieldProblem {
   const query = new Map<string, string[]>();
   let first = true;
   for (const pair of text.split("&")) {
@@ -115,7 +118,7 @@ export function readQueryString(text: string): Map<string, string[]> | QueryProb
   return query;
 }
 
-function tooMany(name: string): QueryProblem {
+function tooMany(name: string): FieldProblem {
   return { param: qsParent(name), detail: `must be given at most ${QS_ARRAY_LIMIT} times: qs-style parsers read more as an object, not a list` };
 }
 
@@ -136,7 +139,7 @@ export function holdsOwnParameters(query: unknown): boolean {
   }
 }
 
-export function readQueryObject(query: object): Map<string, string[]> | QueryProblem {
+export function readQueryObject(query: object): Map<string, string[]> | FieldProblem {
   if (isArray(query) !== false) return { param: "query", detail: "must be an object of name → string or list of strings" };
   if (!holdsOwnParameters(query)) {
     return { param: "query", detail: "must be a plain object of name → string or list of strings (a URLSearchParams or a Map: pass Object.fromEntries of it, or the raw query string in path)" };

@@ -8,7 +8,7 @@
  * cannot be read is a 400 `invalid_request` naming the field. See docs/security.md for the bounds.
  */
 import { BOUNDS } from "./bounds.js";
-import { countParts, readQueryObject, readQueryString, type QueryProblem } from "./query.js";
+import { countParts, readQueryObject, readQueryString, type FieldProblem } from "./query.js";
 import { decode, isArray, ownValue, presentValue, UNREADABLE } from "./safe-read.js";
 
 
@@ -50,16 +50,9 @@ export interface NormalRequest {
   readonly newsletterProblem: FieldProblem | undefined;
 }
 
-/** A field of a routable descriptor that cannot be judged (see {@link NormalRequest.problem}). */
-export interface FieldProblem {
-  readonly param: string;
-  readonly detail: string;
-}
 
 /** Why a descriptor could not be read. */
-export interface Malformed {
-  readonly param: string;
-  readonly detail: string;
+export interface Malformed extends FieldProblem {
   /** What could be read of it, for messages. */
   readonly method: string;
   readonly path: string;
@@ -105,7 +98,7 @@ export interface DescriptorRead {
   readonly method: unknown;
   readonly path: unknown;
   /** `query`, read into a plain Map (bounded), or why it could not be; undefined when absent. */
-  readonly query: ReadonlyMap<string, readonly string[]> | { readonly param: string; readonly detail: string } | undefined;
+  readonly query: ReadonlyMap<string, readonly string[]> | FieldProblem | undefined;
   readonly idempotencyKey: unknown;
   readonly body: unknown;
   readonly newsletter: unknown;
@@ -190,7 +183,7 @@ export function readDescriptor(input: unknown): DescriptorRead {
 
 /** What a path string reads as (segments, the path shown, its query string), or why it cannot be read. */
 type PathRead =
-  | { readonly segments: readonly string[]; readonly path: string; readonly query: ReadonlyMap<string, readonly string[]> | QueryProblem }
+  | { readonly segments: readonly string[]; readonly path: string; readonly query: ReadonlyMap<string, readonly string[]> | FieldProblem }
   | { readonly param: "path"; readonly detail: string };
 
 /**

@@ -17,7 +17,7 @@
 import type { ChargeOutcome } from "../store.js";
 import { RedisOverloadError, type Link } from "./client.js";
 import { batchCall, CHARGE_BATCH, decodeBatch } from "./scripts/charge-batch.js";
-import { decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
+import { decodeCharge, FIRST_ARG_TIMED, lateCharge, type ChargeCallInput } from "./scripts/charge.js";
 import { loneCharge } from "./scripts/charge-plain.js";
 
 interface Waiting {
@@ -72,12 +72,14 @@ export class Batcher {
     if (batch.length === 1) {
       const { input, resolve, reject, late } = batch[0]!;
       const { script, call, timed } = loneCharge(input);
-      this.link.run(script, "charge", call.keys, call.args, timed, 1, late && ((reply) => late(decodeCharge(reply)))).then(decodeCharge).then(resolve, reject);
+      this.link.run(script, "charge", call.keys, call.args, timed, 1, lateCharge(late)).then(decodeCharge).then(resolve, reject);
       return;
     }
     const { keys, args } = batchCall(batch.map((w) => w.input));
-    const lateBatch = (reply: unknown): void => {
-      const outcomes = decodeBatch(reply, batch.map((w) => w.input.budgets.length));
+    const sizes = batch.map((w) => w.input.budgets.length);
+    // only a cap charge has anything to undo (RedisStore hands those a `late`): most batches make no closure
+    const lateBatch = !batch.some((w) => w.late !== undefined) ? undefined : (reply: unknown): void => {
+      const outcomes = decodeBatch(reply, sizes);
       batch.forEach((w, j) => {
         const outcome = outcomes[j]!;
         if (!(outcome instanceof Error)) w.late?.(outcome);
@@ -85,7 +87,7 @@ export class Batcher {
     };
     this.link
       .run(CHARGE_BATCH, "charge", keys, args, FIRST_ARG_TIMED, batch.length, lateBatch)
-      .then((reply) => decodeBatch(reply, batch.map((w) => w.input.budgets.length)))
+      .then((reply) => decodeBatch(reply, sizes))
       .then(
         // each charge answers its own caller: its outcome, or the error it met inside the batch
         (outcomes) => batch.forEach((w, j) => (outcomes[j] instanceof Error ? w.reject(outcomes[j]) : w.resolve(outcomes[j]!))),

@@ -7,7 +7,7 @@
 import type { ChargeOutcome, ChargeRequest } from "../store.js";
 import type { Link } from "./client.js";
 import { capSlotTag, credentialTag, EXPIRY_SLACK_MS, indexKey } from "./key-layout.js";
-import { CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, type ChargeCallInput } from "./scripts/charge.js";
+import { CHARGE_TIMED, chargeCall, decodeCharge, FIRST_ARG_TIMED, lateCharge, type ChargeCallInput } from "./scripts/charge.js";
 import { loneCharge } from "./scripts/charge-plain.js";
 import { CLUSTER_COUNTED, countedCall, decodeCounted } from "./scripts/cluster-counted.js";
 import { CLUSTER_STEP1, decodeStep1, type Proceed } from "./scripts/cluster-step1.js";
@@ -49,8 +49,7 @@ export async function chargeOnCluster(ctx: ClusterContext, request: ChargeReques
   const input: ChargeCallInput = { ...call, now: request.now, refused: request.refused, budgets, idempotency, cap, step2Member: twoSteps ? member : undefined, key };
   if (!twoSteps) {
     const { script, call: lone, timed } = loneCharge(input);
-    const late = call.late;
-    return decodeCharge(await ctx.link.run(script, "charge", lone.keys, lone.args, timed, 1, late && ((reply) => late(decodeCharge(reply)))));
+    return decodeCharge(await ctx.link.run(script, "charge", lone.keys, lone.args, timed, 1, lateCharge(call.late)));
   }
   const { keys, args } = chargeCall(input);
 

@@ -102,7 +102,7 @@ describe("issue 8 defect 1: clock steps (caps keyed by day, windows never start 
   });
 });
 
-describe("a day's cap count outlives the changes after midnight: a clock stepped back finds it (found by a clock drill: the pure snapshot forgot the day once two changes were past its end, and 50 dispatches went through a cap of 25)", () => {
+describe("spec §8 daily caps: a day's cap count outlives the changes after midnight: a clock stepped back finds it (found by a clock drill: the pure snapshot forgot the day once two changes were past its end, and 50 dispatches went through a cap of 25)", () => {
   it("25 sends at 23:59:50, other newsletters' traffic at 00:00:02 sweeping every bucket, then the clock steps back: the 26th send of that day is refused, on every driver", async () => {
     const many = key(Object.fromEntries(Array.from({ length: 41 }, (_, i) => [`nl_${i}`, { sending: "write" as const }])));
     const everywhere = Object.fromEntries(Array.from({ length: 41 }, (_, i) => [`nl_${i}`, "owner"]));

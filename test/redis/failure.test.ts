@@ -144,7 +144,7 @@ describe("a process that stalls while its charges are out: what Redis answered i
   });
 });
 
-describe("a cap charge Redis ran in time, its reply read after the store gave up (503), is released: its retry is counted and run, not a replay of a send never made", () => {
+describe("spec §8 daily caps, DESIGN §12: a cap charge Redis ran in time, its reply read after the store gave up (503), is released: its retry is counted and run, not a replay of a send never made", () => {
   it.each([
     ["a send (dispatch cap)", "/articles/a_1/send", "dispatch"],
     ["a test send (test-send cap)", "/articles/a_1/test-send", "testSend"],
@@ -168,7 +168,7 @@ describe("a cap charge Redis ran in time, its reply read after the store gave up
   });
 });
 
-describe("with failOpen or insurance, a late cap charge stays counted: the send may have gone out (found by a review: the late release uncounted sends that were let through)", () => {
+describe("DESIGN §12: with failOpen or insurance, a late cap charge stays counted: the send may have gone out (found by a review: the late release uncounted sends that were let through)", () => {
   it.each([
     ["failOpen: true", { failOpen: true }],
     ["insurance", { insurance: { store: new MemoryStore(), share: 1 } }],

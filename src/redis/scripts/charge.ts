@@ -197,6 +197,14 @@ export function windowsFrom(kind: string | undefined): number {
   return kind === "S" || kind === "C" ? 3 : 5;
 }
 
+/**
+ * `late` (the outcome of a charge Redis made after the store gave up on it) as `Link.run` calls it:
+ * with the reply, decoded as {@link decodeCharge} decodes it. Undefined without one.
+ */
+export function lateCharge(late: ((outcome: ChargeOutcome) => void) | undefined): ((reply: unknown) => void) | undefined {
+  return late && ((reply) => late(decodeCharge(reply)));
+}
+
 /** Decodes a charge reply of kind s, x, r or c (see `CHARGE`), or S or C (`CHARGE_PLAIN`), into the store's outcome. */
 export function decodeCharge(reply: unknown): ChargeOutcome {
   return outcomeOf(parts(reply, "charge"));
