@@ -4,7 +4,7 @@
  * budgets when the plan already refused (`request.refused`): decide.ts answers with the plan's
  * refusal then. The Redis store's Lua script mirrors it and is held to it by differential tests.
  */
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, WindowReading } from "./store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, WindowReading, WindowRecord } from "./store.js";
 import type { ReleaseTicket } from "./types.js";
 
 const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
@@ -18,6 +18,20 @@ let COUNTS = new Float64Array(8);
 let RESETS = new Float64Array(8);
 let STARTS = new Float64Array(8);
 let SIZES = new Float64Array(8);
+/**
+ * Whether the charge writes the other window kept beside each budget's too (`PAIRS[i]` 1; else it
+ * stays as it is), and then its start, count and end (a count of 0: none); and, when the request
+ * counts in that other window (`IN_OTHER[i]` 1), the current window's numbers, written back as they
+ * were.
+ */
+let PAIRS = new Uint8Array(8);
+let OTHER_STARTS = new Float64Array(8);
+let OTHER_COUNTS = new Float64Array(8);
+let OTHER_ENDS = new Float64Array(8);
+let IN_OTHER = new Uint8Array(8);
+let CURRENT_STARTS = new Float64Array(8);
+let CURRENT_COUNTS = new Float64Array(8);
+let CURRENT_ENDS = new Float64Array(8);
 
 /**
  * Reads a budget's open window, or none when it has ended (fixed windows, DESIGN §4). A window
@@ -33,6 +47,16 @@ let SIZES = new Float64Array(8);
  *   charges nothing) and stays refused until its stored start plus one window. RedisStore, which
  *   hosts share, never re-bases (scripts/prelude.ts OPEN_WINDOW).
  *
+ * Two windows are kept: the current one, and the other one beside it. When a request opens a window,
+ * the one it replaces stays as the other, unless the other is ahead of the request (then that one
+ * stays: a clock ahead counts there). A request that the current window does not hold, stamped in
+ * the other (up to a window before its start, as above), counts there by its own start and end.
+ * Without it one request stamped a day ahead replaced a spent window, and back at the right time
+ * the window read afresh: 5 reads in a minute on a budget of 3; a clock flapping between now and a
+ * day ahead let 50 reads of 50 through (found by a clock drill). With it, two clocks each fill their
+ * own window, as on RedisStore. Under a clock that never steps back no request lands in the other
+ * window, so it changes no answer there.
+ *
  * Its reset is read as at most one window away either way (what RateLimit-Reset and Retry-After
  * say): by the clock of the host reading it, the window it keeps may end up to that much later.
  */
@@ -45,6 +69,14 @@ function grow(n: number): void {
   RESETS = new Float64Array(n);
   STARTS = new Float64Array(n);
   SIZES = new Float64Array(n);
+  PAIRS = new Uint8Array(n);
+  OTHER_STARTS = new Float64Array(n);
+  OTHER_COUNTS = new Float64Array(n);
+  OTHER_ENDS = new Float64Array(n);
+  IN_OTHER = new Uint8Array(n);
+  CURRENT_STARTS = new Float64Array(n);
+  CURRENT_COUNTS = new Float64Array(n);
+  CURRENT_ENDS = new Float64Array(n);
 }
 
 /**
@@ -60,28 +92,73 @@ function grow(n: number): void {
  */
 function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: number, i: number): boolean {
   const record = tx.window(budget);
+  PAIRS[i] = 0;
   if (record === undefined) return false;
   const windowMs = budget.windowMs;
   const opened = record.start;
   // its end by the size it was last charged with (a window kept before ends were: the size read with)
   const end = record.expiresAt ?? opened + windowMs;
-  if (!(now < end)) return false;
-  let start = opened;
-  // the size it ends by now, and the size it is charged with next (the larger)
-  let current = end - opened;
-  let size = current > windowMs ? current : windowMs;
-  if (opened > now + windowMs) {
-    // re-based (see above): one window of the size it is read with, from now
-    start = now;
-    current = size = windowMs;
+  if (now < end && opened <= now + windowMs) {
+    STARTS[i] = opened;
+    // the size it ends by now, and the size it is charged with next (the larger)
+    const current = end - opened;
+    SIZES[i] = current > windowMs ? current : windowMs;
+    COUNTS[i] = record.count;
+    // when it ends unless charged: a charge grows it to `size`, a refusal or a read does not (a 429
+    // under a plan with a longer window said Retry-After 3590 of a window that ended 50 s later, and
+    // the request was allowed then; found by an operating review)
+    RESETS[i] = (opened > now ? now : opened) + current;
+    return true;
   }
-  STARTS[i] = start;
-  SIZES[i] = size;
-  COUNTS[i] = record.count;
-  // when it ends unless charged: a charge grows it to `size`, a refusal or a read does not (a 429
-  // under a plan with a longer window said Retry-After 3590 of a window that ended 50 s later, and
-  // the request was allowed then; found by an operating review)
-  RESETS[i] = (start > now ? now : start) + current;
+  return readBeside(record, windowMs, now, i, opened, end);
+}
+
+/**
+ * {@link readOpen} for a request the current window does not hold: it counts in the other window
+ * kept beside it when that one holds it, else a window opens at `now`. Its own function: nearly
+ * every charge is in an open window, and this stays out of that path.
+ */
+function readBeside(record: WindowRecord, windowMs: number, now: number, i: number, opened: number, end: number): boolean {
+  PAIRS[i] = 1;
+  IN_OTHER[i] = 0;
+  const kept = record.other;
+  const other = kept === undefined ? 0 : kept.count;
+  const otherStart = other > 0 ? kept!.start : 0;
+  const otherEnd = other > 0 ? kept!.expiresAt : 0;
+  if (other > 0 && now < otherEnd && otherStart <= now + windowMs) {
+    // the other window holds `now` (a clock on the other side of a step): the request counts there,
+    // by its start and end as they are, and the current window is written back as it was
+    IN_OTHER[i] = 1;
+    CURRENT_STARTS[i] = opened;
+    CURRENT_COUNTS[i] = record.count;
+    CURRENT_ENDS[i] = end;
+    OTHER_ENDS[i] = otherEnd;
+    STARTS[i] = otherStart;
+    SIZES[i] = otherEnd - otherStart;
+    COUNTS[i] = other;
+    RESETS[i] = (otherStart > now ? now : otherStart) + (otherEnd - otherStart);
+    return true;
+  }
+  // a window opens at `now`; the one kept beside it is the other one while it is ahead of `now` (its
+  // clock counts there), else this one
+  const otherAhead = other > 0 && now < otherEnd;
+  if (!(now < end)) {
+    // this one ended
+    OTHER_STARTS[i] = otherAhead ? otherStart : opened;
+    OTHER_COUNTS[i] = otherAhead ? other : record.count;
+    OTHER_ENDS[i] = otherAhead ? otherEnd : end;
+    return false;
+  }
+  // this one is more than a window ahead (see above): re-based, the new window counts from what the
+  // windows ahead of `now` counted, and this one is kept beside it (the other one, ahead too, is
+  // dropped: its count is carried)
+  OTHER_STARTS[i] = opened;
+  OTHER_COUNTS[i] = record.count;
+  OTHER_ENDS[i] = end;
+  STARTS[i] = now;
+  SIZES[i] = windowMs;
+  COUNTS[i] = otherAhead && other > record.count ? other : record.count;
+  RESETS[i] = now + windowMs;
   return true;
 }
 
@@ -112,7 +189,13 @@ export function runCharge(tx: CounterTx, request: ChargeRequest): ChargeOutcome 
     const opened = count === 0;
     const start = opened ? now : STARTS[i]!;
     const size = opened ? budget.windowMs : SIZES[i]!;
-    tx.setWindow(budget, start, count + 1, start + size);
+    if (PAIRS[i] === 0) tx.setWindow(budget, start, count + 1, start + size);
+    else if (IN_OTHER[i] === 1) {
+      // counted in the other window, which keeps its start and end; the current one is unchanged
+      tx.setWindowPair(budget, CURRENT_STARTS[i]!, CURRENT_COUNTS[i]!, CURRENT_ENDS[i]!, start, count + 1, OTHER_ENDS[i]!);
+      charged[i] = { count: count + 1, resetAt: RESETS[i]! };
+      continue;
+    } else tx.setWindowPair(budget, start, count + 1, start + size, OTHER_STARTS[i]!, OTHER_COUNTS[i]!, OTHER_ENDS[i]!);
     charged[i] = { count: count + 1, resetAt: (start > now ? now : start) + size };
   }
   if (request.refused) return { kind: "charged", windows: charged, replay: false };

@@ -9,7 +9,7 @@ import { CAP_KEEP_MS, type BudgetCharge, type ChargeOutcome, type ChargeRequest,
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
 import { budgetKeyParts } from "./store-keys.js";
-import { WindowTable } from "./window-table.js";
+import { WindowTable, WindowView } from "./window-table.js";
 import type { ReleaseTicket } from "./types.js";
 
 /** Options of {@link MemoryStore}. */
@@ -214,7 +214,7 @@ export class MemoryStore implements PolicyStore {
   }
 
   /** What `tx.window` hands the charge algorithm, which reads it at once (readWindow) and keeps nothing. */
-  private readonly scratch = { start: 0, count: 0, expiresAt: 0 };
+  private readonly scratch = new WindowView();
 
   /**
    * The last two windows read, by their budget charge, newest first, each with the table's count of
@@ -249,21 +249,34 @@ export class MemoryStore implements PolicyStore {
     return -1;
   }
 
+  /** Writes `b`'s window; the other one kept beside it stays as it is. */
   private writeWindowOf(b: BudgetCharge, start: number, count: number, expiresAt: number): void {
     const place = this.placeRead(b);
     // the common write: the window read, its end unmoved; no key parts, no budget id looked up
     if (place >= 0 && !this.windows.writeAt(place, start, count, expiresAt)) return;
+    this.placed(b, place, start, count, expiresAt, false, 0, 0, 0);
+  }
+
+  /** Writes `b`'s window and the other one kept beside it. */
+  private writePairOf(b: BudgetCharge, start: number, count: number, expiresAt: number, otherStart: number, otherCount: number, otherEnd: number): void {
+    const place = this.placeRead(b);
+    if (place >= 0 && !this.windows.writePairAt(place, start, count, expiresAt, otherStart, otherCount, otherEnd)) return;
+    this.placed(b, place, start, count, expiresAt, true, otherStart, otherCount, otherEnd);
+  }
+
+  /** A window written where it was not read (`place` -1), or whose end moved: the wheel needs the time it and the other one end by. */
+  private placed(b: BudgetCharge, place: number, start: number, count: number, expiresAt: number, pair: boolean, otherStart: number, otherCount: number, otherEnd: number): void {
     const { subject, budget } = hasParts(b) ? b : partsOfKey(b.key);
     const id = this.windows.idOf(budget);
-    if (place < 0 && !this.windows.set(subject, id, start, count, expiresAt)) return;
-    // a new window, or its end moved: the wheel needs the end
-    this.schedule(WINDOW + id, subject, expiresAt);
+    if (place < 0 && !this.windows.set(subject, id, start, count, expiresAt, pair, otherStart, otherCount, otherEnd)) return;
+    this.schedule(WINDOW + id, subject, this.windows.expiresAt(subject, id)!);
   }
 
   /** The charge algorithm's view of these Maps; private, so the store's public surface is `PolicyStore`. */
   private readonly tx: CounterTx = {
     window: (b) => this.readWindowOf(b),
     setWindow: (b, start, count, expiresAt) => this.writeWindowOf(b, start, count, expiresAt),
+    setWindowPair: (b, start, count, expiresAt, otherStart, otherCount, otherEnd) => this.writePairOf(b, start, count, expiresAt, otherStart, otherCount, otherEnd),
     capCount: (cap) => this.capDays.get(`${cap.key}\u0000${cap.day}`)?.members.size ?? 0,
     addCapMember: (cap, member) => {
       const dayKey = `${cap.key}\u0000${cap.day}`;

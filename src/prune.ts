@@ -8,8 +8,11 @@ import { asSnapshotError } from "./snapshot-check.js";
 import { exhaustive, inLayout, nextUsage, type BucketsDraft, replaceBucket, tidyNode, tidyPath, usageData, windowExpiry, type Buckets, type CapDay, type CapRecord, type SnapshotWindow, type Tidy, type Usage } from "./snapshot.js";
 import { CAP_KEEP_MS, type KeyRecord } from "./store.js";
 
+/** Whether a window has ended by `now`, and the other one kept beside it too (charge.ts `readOpen`). */
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
-  return record.expiresAt !== undefined && now >= record.expiresAt;
+  if (record.expiresAt === undefined || !(now >= record.expiresAt)) return false;
+  const other = record.other;
+  return other === undefined || !(other.count > 0) || !(now < other.expiresAt);
 }
 
 /** What each kind keeps of a record by `now`: budget windows and idempotency records go once expired. */

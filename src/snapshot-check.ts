@@ -25,11 +25,19 @@ export function asSnapshotError(error: unknown): unknown {
 const isTime = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isCount = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
 
-/** A budget window as read: a start and a whole count of at least 0, and an end when it has one. */
+/**
+ * A budget window as read: a start and a whole count of at least 0, and an end when it has one;
+ * the other window kept beside it, when it has one, a start, a whole count and an end too (a count
+ * cut out would read the other window as none, and a clock on its side of a step would find room).
+ */
 export function checkedWindow(record: SnapshotWindow | undefined, key: string): SnapshotWindow | undefined {
   if (record === undefined) return undefined;
   if (typeof record !== "object" || record === null || !isTime(record.start) || !isCount(record.count) || (record.expiresAt !== undefined && !isTime(record.expiresAt))) {
     throw notASnapshot(`the budget window ${key.slice(0, 80)} is not { start, count, expiresAt } of numbers (a count a whole number ≥ 0)`);
+  }
+  const other = record.other;
+  if (other !== undefined && (typeof other !== "object" || other === null || !isTime(other.start) || !isCount(other.count) || !isTime(other.expiresAt))) {
+    throw notASnapshot(`the budget window ${key.slice(0, 80)} keeps another window that is not { start, count, expiresAt } of numbers (a count a whole number ≥ 0)`);
   }
   return record;
 }

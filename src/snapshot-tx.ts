@@ -72,6 +72,11 @@ export class SnapshotTx implements CounterTx {
   private placed = 0;
   private seq: number;
   private readonly usage: UsageData;
+  /** The last two windows read, newest first, by key: a charge reads each window before it writes it. */
+  private readKey0: string | undefined = undefined;
+  private readRecord0: WindowRecord | undefined = undefined;
+  private readKey1: string | undefined = undefined;
+  private readRecord1: WindowRecord | undefined = undefined;
 
   constructor(snapshot: Usage) {
     this.usage = usageData(snapshot);
@@ -83,11 +88,23 @@ export class SnapshotTx implements CounterTx {
 
   window(budget: BudgetCharge): WindowRecord | undefined {
     const key = budget.key;
-    return checkedWindow(windowOf(this.usage, key, this.placeOfWindow(budget)), key);
+    const record = checkedWindow(windowOf(this.usage, key, this.placeOfWindow(budget)), key);
+    this.readKey1 = this.readKey0;
+    this.readRecord1 = this.readRecord0;
+    this.readKey0 = key;
+    this.readRecord0 = record;
+    return record;
   }
   setWindow(budget: BudgetCharge, start: number, count: number, expiresAt: number): void {
+    // the other window kept beside it stays: the one the charge has just read (it read the window first)
     const key = budget.key;
-    const stored: SnapshotWindow = Object.freeze({ start, count, expiresAt });
+    const other = key === this.readKey0 ? this.readRecord0?.other : key === this.readKey1 ? this.readRecord1?.other : this.window(budget)?.other;
+    const stored: SnapshotWindow = Object.freeze(other === undefined ? { start, count, expiresAt } : { start, count, expiresAt, other });
+    this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
+  }
+  setWindowPair(budget: BudgetCharge, start: number, count: number, expiresAt: number, otherStart: number, otherCount: number, otherEnd: number): void {
+    const key = budget.key;
+    const stored: SnapshotWindow = Object.freeze(otherCount > 0 ? { start, count, expiresAt, other: Object.freeze({ start: otherStart, count: otherCount, expiresAt: otherEnd }) } : { start, count, expiresAt });
     this.writes.push(new Put("windows", key, this.placeOfWindow(budget), stored));
   }
   capCount(cap: CapCharge): number {

@@ -62,12 +62,17 @@ export function keepAll<T>(expiry: (record: T) => number): Tidy<T> {
 }
 
 /**
- * When a budget window can be forgotten (prune.ts `tidyWindow`): its end, or never in a snapshot
- * written before ends were kept; an end that is not a number (a hand-edited snapshot: `null`) at any time.
+ * When a budget window can be forgotten (prune.ts `tidyWindow`): its end (or the other window's kept
+ * beside it, when that is later), or never in a snapshot written before ends were kept; an end that is not a number (a hand-edited snapshot: `null`) at any time.
  */
 export function windowExpiry(record: SnapshotWindow): number {
   const end: unknown = record.expiresAt;
-  return end === undefined ? Infinity : typeof end === "number" ? end : Number.NaN;
+  const at = end === undefined ? Infinity : typeof end === "number" ? end : Number.NaN;
+  // the other window kept beside it (charge.ts readOpen) is forgotten with it, once both have ended
+  const other = record.other as { count?: unknown; expiresAt?: unknown } | null | undefined;
+  if (other === undefined || other === null || other.count === 0) return at;
+  const otherEnd = other.expiresAt;
+  return typeof otherEnd !== "number" ? Number.NaN : otherEnd > at ? otherEnd : at;
 }
 
 /** A bucket splits past this many records: a change copies at most this many, whatever the snapshot holds. */

@@ -190,6 +190,20 @@ export interface WindowRecord {
    * end it early); charged while open it takes the larger size (charge.ts `readOpen`).
    */
   readonly expiresAt?: number;
+  /**
+   * The other window kept beside this one (none, or a count of 0: there is none): the one this
+   * replaced, or one ahead of it. A request this one does not hold, stamped
+   * inside the other, counts there (charge.ts `readOpen`): a request stamped ahead never wipes a
+   * spent window, and a clock stepped back does not take the count of one ahead away from it.
+   */
+  readonly other?: OtherWindow;
+}
+
+/** The other window kept beside a budget's window: its start, count and end. */
+export interface OtherWindow {
+  readonly start: number;
+  readonly count: number;
+  readonly expiresAt: number;
 }
 
 /**
@@ -199,10 +213,13 @@ export interface WindowRecord {
 export interface CounterTx {
   window(budget: BudgetCharge): WindowRecord | undefined;
   /**
-   * Writes a budget's window: its start, count and end; `runCharge` always gives the end (the
-   * window's size is its to decide). Numbers, not a record: MemoryStore keeps them as numbers.
+   * Writes a budget's window: its start, count and end; the other window kept beside it stays as it
+   * is. `runCharge` always gives the end (the window's size is its to decide). Numbers, not a
+   * record: MemoryStore keeps them as numbers.
    */
   setWindow(budget: BudgetCharge, start: number, count: number, expiresAt: number): void;
+  /** Writes a budget's window and the other window kept beside it (an `otherCount` of 0: none). */
+  setWindowPair(budget: BudgetCharge, start: number, count: number, expiresAt: number, otherStart: number, otherCount: number, otherEnd: number): void;
   capCount(cap: CapCharge): number;
   addCapMember(cap: CapCharge, member: string): void;
   /** Removes a member; true when it was there. */

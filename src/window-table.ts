@@ -1,6 +1,6 @@
 /**
  * `MemoryStore`'s budget windows, kept together per subject: subject → a group of two windows
- * (start, count and end each, tagged with the budget's id), chained to another group when a subject
+ * (start, count and end each, and the other window's three, tagged with the budget's id), chained to another group when a subject
  * has more budgets open. A request charges two budgets of one subject (general and the operation's
  * own), so both are found with one Map lookup: at 1 000 000 credentials each lookup is a walk
  * through memory the processor has not seen for a while, and the second one cost a fifth of a check.
@@ -10,13 +10,15 @@
  * windows end.
  */
 import { ShardedMap } from "./sharded-map.js";
-import type { WindowRecord } from "./store.js";
+import type { OtherWindow, WindowRecord } from "./store.js";
 
 /** Groups per page; a page is allocated when the ones before are full, never moved. */
 const PAGE = 2048;
 /** Windows per group. */
 const WIDE = 2;
-const STRIDE = 3 * WIDE; // start, count, end of each window
+/** Numbers per window: start, count, end, then the other window's start, count and end (count 0: none). */
+const NUMBERS = 6;
+const STRIDE = NUMBERS * WIDE;
 /** Tags per group: each window's budget id (0: empty), then the next group of the chain + 1 (0: none). */
 const TAGS = WIDE + 1;
 
@@ -30,6 +32,31 @@ interface Page {
 }
 
 const hasRoom = (page: Page | undefined): boolean => page === undefined || page.free.length > 0 || page.next < PAGE;
+
+/** When a window and the other one kept beside it (a count of 0: none) have both ended. */
+export const forgetTime = (end: number, otherCount: number, otherEnd: number): number => (otherCount > 0 && otherEnd > end ? otherEnd : end);
+
+/**
+ * A window as read, into a record the caller owns and reuses: its start, count and end, and the
+ * other window kept beside it read from the table only when asked for (a charge in an open window,
+ * nearly every one, never asks).
+ */
+const EMPTY = new Float64Array(NUMBERS);
+
+export class WindowView implements WindowRecord {
+  start = 0;
+  count = 0;
+  expiresAt = 0;
+  /** Where the numbers are: set by {@link WindowTable.readAt}. */
+  data: Float64Array = EMPTY;
+  offset = 0;
+  /** The other window kept beside it, read from the table (a new record each time; none: undefined). */
+  get other(): OtherWindow | undefined {
+    const data = this.data;
+    const offset = this.offset;
+    return data[offset + 4]! > 0 ? { start: data[offset + 3]!, count: data[offset + 4]!, expiresAt: data[offset + 5]! } : undefined;
+  }
+}
 
 /** A window's place: its group and its index in the group (`group * WIDE + index`); -1 when there is none. */
 type Place = number;
@@ -136,9 +163,9 @@ export class WindowTable {
     return this.page((place / WIDE) | 0).data;
   }
 
-  /** Where the three numbers of `place` start in {@link dataOf}. */
+  /** Where the numbers of `place` start in {@link dataOf}. */
   private offsetOf(place: Place): number {
-    return (((place / WIDE) | 0) % PAGE) * STRIDE + (place % WIDE) * 3;
+    return (((place / WIDE) | 0) % PAGE) * STRIDE + (place % WIDE) * NUMBERS;
   }
 
   /**
@@ -150,17 +177,22 @@ export class WindowTable {
     return head === undefined ? -1 : this.find(head, id);
   }
 
-  /** The window at `place` (from {@link locate}), written into `into`. */
-  readAt(place: Place, into: { start: number; count: number; expiresAt: number }): WindowRecord & { expiresAt: number } {
+  /** The window at `place` (from {@link locate}), written into `into` (its other window read through it). */
+  readAt(place: Place, into: WindowView): WindowView {
     const data = this.dataOf(place);
     const offset = this.offsetOf(place);
     into.start = data[offset]!;
     into.count = data[offset + 1]!;
     into.expiresAt = data[offset + 2]!;
+    into.data = data;
+    into.offset = offset;
     return into;
   }
 
-  /** Writes the window at `place` (from {@link locate}); true when its end moved. */
+  /**
+   * Writes the window at `place` (from {@link locate}), the other one kept beside it as it is; true
+   * when its end moved (then the time both end by may have: {@link expiresAt} tells).
+   */
   writeAt(place: Place, start: number, count: number, expiresAt: number): boolean {
     const data = this.dataOf(place);
     const offset = this.offsetOf(place);
@@ -171,16 +203,36 @@ export class WindowTable {
     return moved;
   }
 
+  /** Writes the window at `place` (from {@link locate}) and the other one kept beside it (count 0: none); true when the time both end by moved. */
+  writePairAt(place: Place, start: number, count: number, expiresAt: number, otherStart: number, otherCount: number, otherEnd: number): boolean {
+    const data = this.dataOf(place);
+    const offset = this.offsetOf(place);
+    const moved = forgetTime(data[offset + 2]!, data[offset + 4]!, data[offset + 5]!) !== forgetTime(expiresAt, otherCount, otherEnd);
+    data[offset] = start;
+    data[offset + 1] = count;
+    data[offset + 2] = expiresAt;
+    data[offset + 3] = otherStart;
+    data[offset + 4] = otherCount;
+    data[offset + 5] = otherEnd;
+    return moved;
+  }
+
   /** The window of `subject`'s budget `id`, as a fresh record (for tests and tools; the store reads by place). */
   get(subject: string, id: number): (WindowRecord & { expiresAt: number }) | undefined {
     const place = this.locate(subject, id);
-    return place < 0 ? undefined : this.readAt(place, { start: 0, count: 0, expiresAt: 0 });
+    if (place < 0) return undefined;
+    const view = this.readAt(place, new WindowView());
+    const other = view.other;
+    return other === undefined ? { start: view.start, count: view.count, expiresAt: view.expiresAt } : { start: view.start, count: view.count, expiresAt: view.expiresAt, other };
   }
 
-  /** When the window of `subject`'s budget `id` ends; undefined when there is none. */
+  /** When the window of `subject`'s budget `id` and the other one kept beside it have both ended; undefined when there is none. */
   expiresAt(subject: string, id: number): number | undefined {
     const place = this.locate(subject, id);
-    return place < 0 ? undefined : this.dataOf(place)[this.offsetOf(place) + 2];
+    if (place < 0) return undefined;
+    const data = this.dataOf(place);
+    const offset = this.offsetOf(place);
+    return forgetTime(data[offset + 2]!, data[offset + 4]!, data[offset + 5]!);
   }
 
   /** A place for a new window of budget `id` in the chain from `head`: an empty one, or a new group linked at the end. */
@@ -203,13 +255,18 @@ export class WindowTable {
     return added * WIDE;
   }
 
-  /** Writes the window; true when it is new or its end moved (the expiry wheel needs the new end). */
-  set(subject: string, id: number, start: number, count: number, expiresAt: number): boolean {
+  /**
+   * Writes the window, and the other one kept beside it when `pair` (else an existing window's other
+   * stays, and a new window has none); true when it is new or the time it and the other one end by
+   * moved (the expiry wheel needs it: {@link expiresAt}).
+   */
+  set(subject: string, id: number, start: number, count: number, expiresAt: number, pair = false, otherStart = 0, otherCount = 0, otherEnd = 0): boolean {
     const head = this.headOf(subject);
     const place = head === undefined ? -1 : this.find(head, id);
-    if (place >= 0) return this.writeAt(place, start, count, expiresAt);
+    if (place >= 0) return pair ? this.writePairAt(place, start, count, expiresAt, otherStart, otherCount, otherEnd) : this.writeAt(place, start, count, expiresAt);
     this.windows++;
-    this.writeAt(head === undefined ? this.newChain(subject, id) : this.vacancy(head, id), start, count, expiresAt);
+    const added = head === undefined ? this.newChain(subject, id) : this.vacancy(head, id);
+    this.writePairAt(added, start, count, expiresAt, pair ? otherStart : 0, pair ? otherCount : 0, pair ? otherEnd : 0);
     return true;
   }
 

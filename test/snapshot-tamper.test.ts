@@ -81,6 +81,32 @@ describe("DESIGN §10: a tampered snapshot is a PolicyConfigError naming usage, 
   });
 
   it.each([
+    ["its count negative", /"other":\{"start":(\d+),"count":5/, '"other":{"start":$1,"count":-1000'],
+    ["its count as text", /"other":\{"start":(\d+),"count":5/, '"other":{"start":$1,"count":"x"'],
+    ["its end cut out", /,"expiresAt":(\d+)\}\}/, "}}"],
+    ["it as a number", /"other":\{[^}]*\}/, '"other":7'],
+    ["it as null", /"other":\{[^}]*\}/, '"other":null'],
+  ])("spec §8 budgets, the other window kept beside a budget's (a spent window, then one read a day ahead) with %s: a read stamped back into it answers PolicyConfigError naming usage, never room", (_name, from, to) => {
+    // five GET /me spend general at T0 + 1; one a day ahead opens a window, the spent one kept beside it
+    let usage = emptyUsage();
+    for (let i = 0; i < 5; i++) usage = step(me, usage).usage;
+    usage = step(me, usage, T0 + 86_400_000).usage;
+    const before = JSON.stringify(usage);
+    expect(before).toContain('"other":{');
+    expect(step(me, usage, T0 + 2).decision.status).toBe(429);
+    const changed = JSON.parse(before.replace(from, to)) as Usage;
+    expect(JSON.stringify(changed)).not.toBe(before);
+    let result: unknown;
+    try {
+      result = step(me, changed, T0 + 2).decision.status;
+    } catch (error) {
+      result = error;
+    }
+    expect(result).toBeInstanceOf(PolicyConfigError);
+    expect((result as PolicyConfigError).field).toBe("usage");
+  });
+
+  it.each([
     ["members as an object", /"members":\[[^\]]*\]/, '"members":{}'],
     ["members that are null", /"members":\[[^\]]*\]/, '"members":null'],
     ["a resetAt as text", /"resetAt":\d+/, '"resetAt":"soon"'],

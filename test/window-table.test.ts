@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { WindowTable } from "../src/window-table.js";
+import { WindowTable, WindowView } from "../src/window-table.js";
 
 /** Page size in groups, and windows per group (src/window-table.ts). */
 const PAGE = 2048;
@@ -98,20 +98,30 @@ describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () =
     fc.assert(
       fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
         const t = new WindowTable();
-        const model = new Map<string, { start: number; count: number; expiresAt: number }>();
+        // when a window and the other one kept beside it have both ended
+        type Other = { start: number; count: number; expiresAt: number };
+        const forget = (w: { expiresAt: number; other?: Other }) => (w.other !== undefined ? Math.max(w.expiresAt, w.other.expiresAt) : w.expiresAt);
+        const model = new Map<string, { start: number; count: number; expiresAt: number; other?: Other }>();
         for (const [name, subject, id, n] of ops) {
           const key = `${subject}/${id}`;
           if (name === "set") {
-            const fresh = !model.has(key) || model.get(key)!.expiresAt !== n + 60;
-            expect(t.set(subject, id, n, n + 1, n + 60)).toBe(fresh);
-            model.set(key, { start: n, count: n + 1, expiresAt: n + 60 });
+            // an existing window's other one stays as it was; a new window has none
+            const was = model.get(key);
+            const next = { start: n, count: n + 1, expiresAt: n + 60, ...(was?.other && { other: was.other }) };
+            // true when it is new or its end moved (the store then reads the time both end by)
+            expect(t.set(subject, id, n, n + 1, n + 60)).toBe(was === undefined || was.expiresAt !== next.expiresAt);
+            model.set(key, next);
           } else if (name === "update") {
             // a place from locate, written in place (MemoryStore writes a window it has just read this way)
             const place = t.locate(subject, id);
             expect(place >= 0).toBe(model.has(key));
             if (place >= 0) {
-              expect(t.writeAt(place, n, n + 2, n + 61)).toBe(model.get(key)!.expiresAt !== n + 61);
-              model.set(key, { start: n, count: n + 2, expiresAt: n + 61 });
+              // with the other window kept beside it: its three numbers are read back as written
+              // the other one ending before this one, or after it (a window kept beside it ahead)
+              const otherEnd = n + (n % 3) * 50;
+              const next = { start: n, count: n + 2, expiresAt: n + 61, ...(n % 4 > 0 && { other: { start: n - 60, count: n % 4, expiresAt: otherEnd } }) };
+              expect(t.writePairAt(place, n, n + 2, n + 61, n - 60, n % 4, otherEnd)).toBe(forget(model.get(key)!) !== forget(next));
+              model.set(key, next);
             }
           } else if (name === "delete") {
             t.delete(subject, id);
@@ -119,12 +129,13 @@ describe("WindowTable (MemoryStore's budget windows, grouped per subject)", () =
           } else if (name === "get") expect(t.get(subject, id)).toEqual(model.get(key));
           else if (name === "read") {
             // readAt writes into the caller's record (MemoryStore's scratch): stale fields never show through
-            const into = { start: -1, count: -1, expiresAt: -1 };
+            const into = new WindowView();
+            into.start = into.count = into.expiresAt = -1;
             const place = t.locate(subject, id);
             const got = place < 0 ? undefined : t.readAt(place, into);
-            expect(got === undefined ? undefined : { ...got }).toEqual(model.get(key));
+            expect(got === undefined ? undefined : { start: got.start, count: got.count, expiresAt: got.expiresAt, ...(got.other && { other: got.other }) }).toEqual(model.get(key));
             if (got !== undefined) expect(got).toBe(into);
-          } else expect(t.expiresAt(subject, id)).toBe(model.get(key)?.expiresAt);
+          } else expect(t.expiresAt(subject, id)).toBe(model.has(key) ? forget(model.get(key)!) : undefined);
         }
         for (const subject of ["a", "b", "c"]) for (let id = 1; id <= 5; id++) expect(t.get(subject, id)).toEqual(model.get(`${subject}/${id}`));
         expect(t.size).toBe(model.size);

@@ -3,9 +3,9 @@
  * keeps fixed and runs through both `evaluate` and `createPolicy` over a MemoryStore.
  */
 import { describe, expect, it } from "vitest";
-import { createPolicy, emptyUsage, evaluate, MemoryStore, PolicyConfigError, release, type Decision } from "../../src/index.js";
+import { createPolicy, emptyUsage, evaluate, MemoryStore, PolicyConfigError, prune, release, type Decision } from "../../src/index.js";
 import { key, post, get } from "../fixtures.js";
-import { drivers } from "./drivers.js";
+import { drivers, pureDriver, storeDriver } from "./drivers.js";
 
 const DAY = 86_400_000;
 /** Midnight UTC starting 2026-11-23. */
@@ -214,6 +214,104 @@ describe("issue 8 defect 1, as a property: any clock steps, back or ahead", () =
         }
       }),
       { seed: SEED, numRuns: DEEP ? 2000 : 80 },
+    );
+  }, 600_000);
+});
+
+describe("spec §8 rate-limit budgets under a clock that steps: a window stamped ahead never wipes a spent one (found by a clock drill: one read stamped a day ahead replaced a spent window, 5 reads in a minute on a budget of 3, and a clock flapping between now and a day ahead let 50 reads of 50 through)", () => {
+  const reader = key({ nl_1: { audience: "read" } });
+  const W = 60_000;
+  const config = { budgets: { audience: { limit: 3, window: 60 } } };
+  const read = get("/newsletters/nl_1/subscribers");
+  const T = MIDNIGHT + 10 * 3600_000;
+
+  for (const { name, make } of drivers(reader, roles, config)) {
+    it(`3 reads spend the window; one read stamped a day ahead; back at the right time the window is still spent, and opens one window after it did (${name})`, async () => {
+      const driver = make();
+      for (let i = 0; i < 3; i++) expect((await driver.check(read, T + i)).status).toBe(200);
+      expect((await driver.check(read, T + 5)).status).toBe(429);
+      expect((await driver.check(read, T + DAY)).status).toBe(200);
+      const back = await driver.check(read, T + 1000);
+      expect([back.status, back.reason.rule]).toEqual([429, "budget_spent"]);
+      // what the headers say is the spent window's: it ends 59 s from now
+      expect(back.headers["RateLimit-Remaining"]).toBe("0");
+      expect(Number(back.headers["Retry-After"])).toBe(59);
+      expect((await driver.check(read, T + 2000)).status).toBe(429);
+      // the spent window ends at T + 60 s by this clock
+      expect((await driver.check(read, T + W)).status).toBe(200);
+    });
+
+    it(`a clock flapping between T + i·100 ms and a day ahead: each clock fills its own window of 3, 6 of 50 in all (${name})`, async () => {
+      const driver = make();
+      const statuses: number[] = [];
+      for (let i = 0; i < 50; i++) statuses.push((await driver.check(read, (i % 2 === 0 ? T : T + DAY) + i * 100)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(6);
+      expect(statuses.filter((s, i) => s === 200 && i % 2 === 0)).toHaveLength(3);
+    });
+
+    it(`a read stamped back inside the earlier window counts there: its count goes up, the current window's stays (${name})`, async () => {
+      const driver = make();
+      expect((await driver.check(read, T)).status).toBe(200);
+      // a day ahead: a new window, the one at T kept as the earlier one (1 counted)
+      for (let i = 0; i < 3; i++) expect((await driver.check(read, T + DAY + i)).status).toBe(200);
+      expect((await driver.check(read, T + DAY + 10)).status).toBe(429);
+      // back at T + 1 s: the earlier window has room for 2
+      const back = await driver.check(read, T + 1000);
+      expect(back.status).toBe(200);
+      expect(back.headers["RateLimit-Remaining"]).toBe("1");
+      expect((await driver.check(read, T + 1001)).status).toBe(200);
+      expect((await driver.check(read, T + 1002)).status).toBe(429);
+      // the window a day ahead is still spent
+      expect((await driver.check(read, T + DAY + 20)).status).toBe(429);
+    });
+  }
+
+  it("the window ahead, kept beside a window a clock stepped back opened, is not forgotten when that one ends: prune and MemoryStore.sweep keep it, and its clock still finds it spent", async () => {
+    const pure = pureDriver(reader, roles, config);
+    const store = storeDriver(reader, roles, new MemoryStore(), config);
+    for (const driver of [pure, store]) {
+      expect((await driver.check(read, T + DAY)).status).toBe(200);
+      // back a day: a window of its own, counting from the one ahead (1), which is kept beside it
+      expect((await driver.check(read, T)).status).toBe(200);
+      expect((await driver.check(read, T + DAY + 1)).status).toBe(200);
+      expect((await driver.check(read, T + DAY + 2)).status).toBe(200);
+      expect((await driver.check(read, T + DAY + 3)).status).toBe(429);
+    }
+    // the window at T has ended by T + 2 windows; the one a day ahead has not
+    pure.usage = prune(pure.usage, T + 2 * W);
+    store.store.sweep(T + 2 * W);
+    store.store.sweep(T + 2 * W);
+    for (const driver of [pure, store]) {
+      const ahead = await driver.check(read, T + DAY + 4);
+      expect([ahead.status, ahead.reason.rule], driver.name).toEqual([429, "budget_spent"]);
+    }
+  });
+
+  /** A decision without its request id (each driver makes its own), in the body too. */
+  const withoutIds = (d: Decision) => ({ ...d, requestId: "", body: d.body && { error: { ...d.body.error, request_id: "" } } });
+
+  it("as a property: two clocks a window or more apart, requests interleaved in any order over less than a window of real time, admit at most the budget each (evaluate ≡ MemoryStore)", async () => {
+    const { default: fc } = await import("fast-check");
+    const { DEEP, SEED } = await import("../properties/settings.js");
+    const step = fc.record({ ahead: fc.boolean(), wait: fc.integer({ min: 0, max: 400 }) });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: W, max: 3 * DAY }), fc.array(step, { maxLength: 120 }), async (offset, steps) => {
+        const [pure, store] = drivers(reader, roles, config).map((d) => d.make());
+        let real = 0;
+        const admitted = [0, 0];
+        for (const { ahead, wait } of steps) {
+          real += wait;
+          const now = T + real + (ahead ? offset : 0);
+          const a = await pure!.check(read, now);
+          const b = await store!.check(read, now);
+          expect(withoutIds(b)).toEqual(withoutIds(a));
+          if (a.allowed) admitted[ahead ? 1 : 0]!++;
+        }
+        // 120 steps of at most 400 ms: under a minute of real time, one window by either clock
+        expect(admitted[0]).toBeLessThanOrEqual(3);
+        expect(admitted[1]).toBeLessThanOrEqual(3);
+      }),
+      { seed: SEED, numRuns: DEEP ? 1000 : 60 },
     );
   }, 600_000);
 });

@@ -1,5 +1,5 @@
 /** The two ways through, as one driver each: `evaluate` over a snapshot, and `createPolicy` over a MemoryStore. */
-import { createPolicy, emptyUsage, evaluate, MemoryStore, release, type Credential, type Decision, type PolicyRequest, type Roles, type Usage } from "../../src/index.js";
+import { createPolicy, emptyUsage, evaluate, MemoryStore, release, type Credential, type Decision, type PolicyConfig, type PolicyOptions, type PolicyRequest, type Roles, type Usage } from "../../src/index.js";
 
 export interface Driver {
   readonly name: string;
@@ -7,12 +7,12 @@ export interface Driver {
   release(decision: Decision, now: number): Promise<void>;
 }
 
-export function pureDriver(credential: Credential, roles: Roles): Driver & { usage: Usage } {
+export function pureDriver(credential: Credential, roles: Roles, config?: PolicyConfig | PolicyOptions): Driver & { usage: Usage } {
   const driver = {
     name: "evaluate",
     usage: emptyUsage(),
     async check(request: unknown, now: number) {
-      const result = evaluate(request as PolicyRequest, { credential, roles, usage: driver.usage, now });
+      const result = evaluate(request as PolicyRequest, { credential, roles, usage: driver.usage, now, ...(config && { config }) });
       driver.usage = result.usage;
       return result.decision;
     },
@@ -23,9 +23,9 @@ export function pureDriver(credential: Credential, roles: Roles): Driver & { usa
   return driver;
 }
 
-export function storeDriver(credential: Credential, roles: Roles, store = new MemoryStore()): Driver & { store: MemoryStore } {
+export function storeDriver(credential: Credential, roles: Roles, store = new MemoryStore(), config?: PolicyConfig | PolicyOptions): Driver & { store: MemoryStore } {
   let clock = 0;
-  const policy = createPolicy({ store, clock: () => clock });
+  const policy = createPolicy({ store, clock: () => clock, ...(config && { config }) });
   return {
     name: "MemoryStore",
     store,
@@ -41,9 +41,9 @@ export function storeDriver(credential: Credential, roles: Roles, store = new Me
 }
 
 /** Both drivers, as factories (a fresh one per test), for one credential. */
-export function drivers(credential: Credential, roles: Roles): Array<{ name: string; make: () => Driver }> {
+export function drivers(credential: Credential, roles: Roles, config?: PolicyConfig | PolicyOptions): Array<{ name: string; make: () => Driver }> {
   return [
-    { name: "evaluate", make: () => pureDriver(credential, roles) },
-    { name: "MemoryStore", make: () => storeDriver(credential, roles) },
+    { name: "evaluate", make: () => pureDriver(credential, roles, config) },
+    { name: "MemoryStore", make: () => storeDriver(credential, roles, new MemoryStore(), config) },
   ];
 }

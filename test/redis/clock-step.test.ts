@@ -104,3 +104,47 @@ describe("hosts apart across midnight: each release uncounts its own day's charg
     });
   }
 });
+
+// A request stamped a day ahead, then the clock right again (spec §8 budgets): the pure API and
+// MemoryStore keep the spent window beside the one ahead (4 of the 5 reads below: the read back is
+// refused); Redis keeps one window per budget, never re-based, so the reads stamped back count in
+// the window ahead: at most one more budget in all, never without end.
+describe("spec §8 budgets: a read stamped a day ahead on Redis (clock: host) admits at most one more budget, and a flapping clock no more", () => {
+  const config = { budgets: { audience: { limit: 3, window: 60 } } };
+  const read = get("/newsletters/nl_1/subscribers");
+  const roles = { nl_1: "owner" };
+  it("3 reads spend the window, one read a day ahead, then 10 reads back at the right time: 6 admitted on a budget of 3 (4 on MemoryStore)", async () => {
+    for (const [name, store, expected] of [
+      ["RedisStore", new RedisStore({ redis: ioredisCall(redis), prefix: `${prefix}ahead${Math.random()}:`, clock: "host" }), 6],
+      ["MemoryStore", new MemoryStore(), 4],
+    ] as const) {
+      let now = Date.UTC(2026, 10, 23, 10);
+      const policy = createPolicy({ store, clock: () => now, config });
+      const credential = key({ nl_1: { audience: "read" } }, false, `key_ahead_${name}`);
+      let allowed = 0;
+      for (let i = 0; i < 3; i++) if ((await policy.check(read, { credential, roles })).allowed) allowed++;
+      now += 86_400_000;
+      if ((await policy.check(read, { credential, roles })).allowed) allowed++;
+      now -= 86_400_000 - 1000;
+      for (let i = 0; i < 10; i++) if ((await policy.check(read, { credential, roles })).allowed) allowed++;
+      expect(allowed, name).toBe(expected);
+    }
+  });
+
+  it("a clock flapping between T + i·100 ms and a day ahead, 50 reads: 4 admitted on a budget of 3 on Redis (the reads back count in the window ahead), 6 on MemoryStore (each reading its own window)", async () => {
+    for (const [name, store, expected] of [
+      ["RedisStore", new RedisStore({ redis: ioredisCall(redis), prefix: `${prefix}flap${Math.random()}:`, clock: "host" }), 4],
+      ["MemoryStore", new MemoryStore(), 6],
+    ] as const) {
+      let now = 0;
+      const policy = createPolicy({ store, clock: () => now, config });
+      const credential = key({ nl_1: { audience: "read" } }, false, `key_flap_${name}`);
+      let allowed = 0;
+      for (let i = 0; i < 50; i++) {
+        now = Date.UTC(2026, 10, 23, 10) + (i % 2 === 0 ? 0 : 86_400_000) + i * 100;
+        if ((await policy.check(read, { credential, roles })).allowed) allowed++;
+      }
+      expect(allowed, name).toBe(expected);
+    }
+  });
+});
