@@ -41,8 +41,8 @@ export function budgetCharges(entry: SubjectKeys, budgets: readonly BudgetSpec[]
   return built;
 }
 
-/** Everything the store must check and charge for a planned request. */
-export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledConfig, now: number, id: string): ChargeRequest {
+/** Everything the store must check and charge for a planned request; `late` goes with a charge that carries a cap (`ChargeRequest.late`). */
+export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledConfig, now: number, id: string, late?: (outcome: ChargeOutcome) => void): ChargeRequest {
   const subject = keys.subject;
   const budgets = budgetCharges(keys, plan.budgets);
   if (plan.refusal !== undefined) return { id, now, budgets, refused: true };
@@ -56,7 +56,10 @@ export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledCon
   // fields set only when present (an absent one is left out, not undefined); no object spread on the hot path
   const request: { -readonly [K in keyof ChargeRequest]: ChargeRequest[K] } = { id, now, budgets, refused: false };
   if (idempotency !== undefined) request.idempotency = idempotency;
-  if (cap !== undefined) request.cap = cap;
+  if (cap !== undefined) {
+    request.cap = cap;
+    if (late !== undefined) request.late = late;
+  }
   return request;
 }
 

@@ -16,7 +16,7 @@ import { MemoryStore } from "./memory-store.js";
 import { check, type PolicyContext } from "./policy-check.js";
 import { randomId, requestIds } from "./request-id.js";
 import type { CreatePolicyOptions, Policy, StatusOptions } from "./policy-types.js";
-import { checkedReadings, isPolicyStore, KEEP_LATE_CHARGES } from "./store.js";
+import { checkedReadings, isPolicyStore } from "./store.js";
 import { assertTarget, resetRequest, type ResetTarget } from "./reset.js";
 import { subjectKeysOf } from "./store-keys.js";
 import type { Credential, Decision, RateLimitStatus } from "./types.js";
@@ -133,8 +133,6 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     insurance: options.insurance === undefined ? undefined : assertInsurance(options.insurance),
     hooks: hooksOf(options),
   };
-  // a store that gave up may let a request through here: its late charges stay counted (store.ts)
-  if (ctx.failOpen || ctx.insurance !== undefined) keepLateCharges(ctx.store);
   return {
     config: config.settings,
     check: (request, who) => check(ctx, request, who),
@@ -142,10 +140,4 @@ export function createPolicy(options: CreatePolicyOptions = {}): Policy {
     reset: (target) => reset(ctx, target),
     status: (credential, statusOptions) => status(ctx, credential, statusOptions),
   };
-}
-
-/** Tells a store that knows {@link KEEP_LATE_CHARGES} to keep the charges it made after giving up. */
-function keepLateCharges(store: object): void {
-  const keep: unknown = (store as { [KEEP_LATE_CHARGES]?: unknown })[KEEP_LATE_CHARGES];
-  if (typeof keep === "function") keep.call(store);
 }

@@ -53,6 +53,14 @@ export interface ChargeRequest {
     readonly scope?: string;
   };
   readonly cap?: CapCharge;
+  /**
+   * Set by `createPolicy` on a charge with a daily cap: a store that gave up on this charge (it
+   * threw, and the policy answered without it) but learns that it was made after all (a reply read
+   * too late) calls it once with the outcome, and the policy undoes what it counted unless it let
+   * the request through (`failOpen`, `insurance`). A store that cannot tell never calls it; one that
+   * answered the charge never does.
+   */
+  readonly late?: (outcome: ChargeOutcome) => void;
 }
 
 /** A budget's counter as the charge left it (or found it, when nothing was charged). */
@@ -229,15 +237,6 @@ export interface CounterTx {
   /** A member id no other cap charge of this store has. */
   nextMember(): string;
 }
-
-/**
- * Called (when a store has it) by `createPolicy` with `failOpen` or `insurance`: a charge the store
- * gave up on may then have been let through (uncounted, or by the insurance store), so a cap charge
- * Redis ran in time but answered late must stay counted, never be released as one whose caller was
- * answered 503 (RedisStore; found by a review: the late release uncounted sends that went out). A
- * registered symbol, so that the package's two builds agree.
- */
-export const KEEP_LATE_CHARGES: unique symbol = Symbol.for("newsletter-policy.keepLateCharges");
 
 /**
  * A day of a daily cap is kept this long after it ends (every store and the pure snapshot): it no

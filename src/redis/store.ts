@@ -4,10 +4,9 @@
  * The scripts, with the encoder of their KEYS/ARGV and the decoder of their replies, are in
  * `scripts/`; the cluster's two-step charge in cluster-charge.ts.
  */
-import { KEEP_LATE_CHARGES, type BudgetCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore, type WindowReading } from "../store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
 import type { ResetRequest } from "../store.js";
-import { countedCap, releaseTicket } from "../charge-request.js";
 import { Batcher } from "./batcher.js";
 import { Link } from "./client.js";
 import { chargeOnCluster, type ClusterContext } from "./cluster-charge.js";
@@ -107,36 +106,11 @@ export class RedisStore implements PolicyStore {
     // after it opened) as a whole: far cheaper for Redis than a key with its own TTL per call.
     const nonce = String(++this.calls);
     const memo = memoKey(this.instance, Math.floor(request.now / this.dedupeMs));
-    // a cap charge Redis made while its caller was answered 503 is released (see undoLate); other charges need no closure
-    const late = request.cap === undefined || request.refused || this.keepsLate ? undefined : (outcome: ChargeOutcome) => this.undoLate(request, outcome);
+    // a charge Redis made after this store gave up on it is handed to the policy (ChargeRequest.late)
+    const late = request.late;
     if (this.cluster) return chargeOnCluster(this.clusterContext, request, { clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, late });
     const { now, refused, budgets, idempotency, cap } = request;
     return this.batcher.charge({ clock: this.clock, nonce, memoTtlMs: this.memoTtlMs, memo, now, refused, budgets, idempotency, cap, key: this.plainKey }, late);
-  }
-
-  /**
-   * A charge whose caller was answered 503 (the store gave up on it) but which Redis ran in time,
-   * its reply read too late (written behind a backlog, or a process too busy to read it): a cap
-   * place it counted is released, as a failed send's is. Left counted, a send never made kept a
-   * place of the day's cap, and its retry under the same Idempotency-Key was answered as a replay
-   * of a send that never ran (found by a multi-process drill on Redis Cluster). Its budgets stay
-   * charged (errs towards refusing); a release that fails leaves the place counted, as a lost reply does.
-   */
-  /**
-   * Keeps the cap charges Redis made after the store gave up: called by `createPolicy` with
-   * `failOpen` or `insurance`, where such a request may have been let through (see
-   * {@link KEEP_LATE_CHARGES}); for every policy over this store from then on.
-   */
-  [KEEP_LATE_CHARGES](): void {
-    this.keepsLate = true;
-  }
-
-  private keepsLate = false;
-
-  private undoLate(request: ChargeRequest, outcome: ChargeOutcome): void {
-    if (outcome.kind !== "charged" || outcome.member === undefined) return;
-    const day = countedCap(request, outcome)!.day;
-    this.release(releaseTicket(request, outcome.member, day), request.now).catch(() => {});
   }
 
   /** A key in Redis: the prefix, the hash tag with a cluster, the store key. */

@@ -1,0 +1,83 @@
+/**
+ * DESIGN §12 and spec §8 daily caps: a charge the store gave up on (it threw; the policy answered
+ * without it) that the store then learns it made after all is handed back through
+ * `ChargeRequest.late`, and the policy, which knows what it answered, undoes the cap place unless
+ * it let the request through. (It was RedisStore's own rule, told by a store flag that createPolicy
+ * set under failOpen or insurance; a custom store had no way to hand such a charge back.)
+ */
+import { describe, expect, it } from "vitest";
+import { createPolicy, MemoryStore, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "../src/index.js";
+import { get, key, post, T0 } from "./fixtures.js";
+
+const who = { credential: key({ nl_1: { sending: "write", audience: "read" } }), roles: { nl_1: "owner" } };
+const config = { caps: { dispatch: { limit: 3 } } };
+
+/** A MemoryStore whose next charge is made but answered with an error, its outcome handed to `late` afterwards. */
+class LateStore implements PolicyStore {
+  readonly inner = new MemoryStore();
+  armed = false;
+  readonly seen: ChargeRequest[] = [];
+  delivered: Promise<void> = Promise.resolve();
+  charge(request: ChargeRequest): ChargeOutcome {
+    this.seen.push(request);
+    const outcome = this.inner.charge(request);
+    if (!this.armed) return outcome;
+    this.armed = false;
+    this.delivered = new Promise((resolve) =>
+      setTimeout(() => {
+        request.late?.(outcome);
+        resolve();
+      }, 5),
+    );
+    throw new Error("timed out (the reply comes later)");
+  }
+  release = (ticket: Parameters<PolicyStore["release"]>[0], now: number) => this.inner.release(ticket, now);
+  read = (budgets: Parameters<PolicyStore["read"]>[0], now: number) => this.inner.read(budgets, now);
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+const send = (k: string) => post("/articles/a_1/send", { newsletter: "nl_1", idempotencyKey: k });
+
+describe("DESIGN §12, spec §8 daily caps: a cap charge made after the store gave up is released by the policy that answered 503", () => {
+  it("the 503'd send holds no place of the cap, and its retry under the same key is counted and run, not a replay", async () => {
+    const store = new LateStore();
+    const policy = createPolicy({ store, clock: () => T0, config });
+    store.armed = true;
+    const lost = await policy.check(send("k1"), who);
+    expect([lost.status, lost.reason.rule]).toEqual([503, "store_unavailable"]);
+    await store.delivered;
+    await settle();
+    const retry = await policy.check(send("k1"), who);
+    expect([retry.status, retry.reason, retry.charged.caps]).toEqual([200, { rule: "allowed" }, ["dispatch"]]);
+    expect((await policy.check(send("k2"), who)).status).toBe(200);
+    expect((await policy.check(send("k3"), who)).status).toBe(200);
+    expect((await policy.check(send("k4"), who)).reason.rule).toBe("daily_cap");
+  });
+
+  it.each([
+    ["failOpen: true", { failOpen: true }],
+    ["insurance", { insurance: { store: new MemoryStore(), share: 1 } }],
+  ])("%s: the request was let through, so the late charge stays counted", async (_name, options) => {
+    const store = new LateStore();
+    const policy = createPolicy({ store, clock: () => T0, config, ...options });
+    store.armed = true;
+    // without a key: the insurance store answers keyed sends 503
+    const through = await policy.check(post("/articles/a_1/send", { newsletter: "nl_1" }), who);
+    expect(through.allowed).toBe(true);
+    await store.delivered;
+    await settle();
+    expect((await policy.check(send("k2"), who)).status).toBe(200);
+    expect((await policy.check(send("k3"), who)).status).toBe(200);
+    expect((await policy.check(send("k4"), who)).reason.rule).toBe("daily_cap");
+  });
+
+  it("only a charge with a cap carries `late` (a read, a refused send and a write without a cap carry none)", async () => {
+    const store = new LateStore();
+    const policy = createPolicy({ store, clock: () => T0, config });
+    await policy.check(get("/newsletters/nl_1/subscribers"), who);
+    await policy.check(post("/articles/a_1/send", { newsletter: "nl_2" }), who);
+    await policy.check(post("/newsletters/nl_1/articles", { body: {} }), who);
+    await policy.check(send("k1"), who);
+    expect(store.seen.map((r) => typeof r.late)).toEqual(["undefined", "undefined", "undefined", "function"]);
+  });
+});
