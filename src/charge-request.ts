@@ -1,14 +1,16 @@
 /**
  * What the store is asked, and what it hands back for `release`: a planned request turned into
- * store keys and limits ({@link chargeRequest}), the cap as the store counted it, and the release
- * ticket of a cap charge ({@link releaseTicket}).
+ * store keys and limits ({@link chargeRequest}), the cap as the store counted it, the release
+ * ticket of a cap charge ({@link releaseTicket}), and what the policy does with a cap charge the
+ * store made after it gave up ({@link LateCharge}).
  */
 import { dayOf } from "./calendar.js";
 import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
 import { budgetKey, capKey, idempotencyKey, idempotencyScope, oneUseBudgetKey, type SubjectKeys } from "./store-keys.js";
-import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest } from "./store.js";
+import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "./store.js";
+import type { Decision } from "./types.js";
 import type { ReleaseTicket } from "./types.js";
 
 /** Budget lists remembered per subject (store-keys.ts `SubjectKeys`); past this the list starts again. */
@@ -41,8 +43,11 @@ export function budgetCharges(entry: SubjectKeys, budgets: readonly BudgetSpec[]
   return built;
 }
 
-/** Everything the store must check and charge for a planned request; `late` goes with a charge that carries a cap (`ChargeRequest.late`). */
-export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledConfig, now: number, id: string, late?: (outcome: ChargeOutcome) => void): ChargeRequest {
+/**
+ * Everything the store must check and charge for a planned request. Given the `store`
+ * (`createPolicy` does), a charge that carries a cap carries `late` too ({@link LateCharge}).
+ */
+export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledConfig, now: number, id: string, store?: PolicyStore): ChargeRequest {
   const subject = keys.subject;
   const budgets = budgetCharges(keys, plan.budgets);
   if (plan.refusal !== undefined) return { id, now, budgets, refused: true };
@@ -58,10 +63,68 @@ export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledCon
   if (idempotency !== undefined) request.idempotency = idempotency;
   if (cap !== undefined) {
     request.cap = cap;
-    if (late !== undefined) request.late = late;
+    if (store !== undefined) {
+      const late = new LateCharge(store, request);
+      LATE.set(request, late);
+      request.late = late.late;
+    }
   }
   return request;
 }
+
+/**
+ * A cap charge the store gave up on (it threw, and the policy answered without it) that the store
+ * then learnt it made after all (`ChargeRequest.late`: a reply read too late, written behind a
+ * backlog or by a process too busy to read it). The policy, which knows what it answered, releases
+ * it unless it let the request through (`failOpen`, or an insured answer: the send may have gone
+ * out, so it stays counted). Left counted, a send never made kept a place of the day's cap, and its
+ * retry under the same Idempotency-Key was answered as a replay of a send that never ran (found by
+ * a multi-process drill on Redis Cluster). Budgets stay charged (errs towards refusing); a release
+ * that fails leaves the place counted, as a lost reply does.
+ */
+class LateCharge {
+  private outcome: ChargeOutcome | undefined = undefined;
+  /** What the policy answered once the store failed: undefined until then. */
+  private allowed: boolean | undefined = undefined;
+  private done = false;
+
+  constructor(
+    private readonly store: PolicyStore,
+    private readonly charge: ChargeRequest,
+  ) {}
+
+  /** `ChargeRequest.late`: the charge the store made after it gave up. */
+  readonly late = (outcome: ChargeOutcome): void => {
+    this.outcome ??= outcome;
+    this.settle();
+  };
+
+  /** The policy's answer to the request the store failed on. */
+  answered(decision: Decision): void {
+    this.allowed = decision.allowed;
+    this.settle();
+  }
+
+  private settle(): void {
+    const { outcome, charge } = this;
+    if (this.done || outcome === undefined || this.allowed !== false) return;
+    this.done = true;
+    if (outcome.kind !== "charged" || outcome.member === undefined) return;
+    const ticket = releaseTicket(charge, outcome.member, countedCap(charge, outcome)!.day);
+    Promise.resolve()
+      .then(() => this.store.release(ticket, charge.now))
+      .catch(() => {});
+  }
+}
+
+/** The {@link LateCharge} of a charge that carries a cap (made by {@link chargeRequest}): the policy tells it what it answered. */
+const LATE = new WeakMap<ChargeRequest, LateCharge>();
+
+/** The {@link LateCharge} of `charge`, when it carries a cap and a store to release it in. */
+export function lateChargeOf(charge: ChargeRequest): LateCharge | undefined {
+  return charge.cap === undefined ? undefined : LATE.get(charge);
+}
+
 
 /**
  * The cap as the store counted it: the request's, or, when the store decided by its own clock

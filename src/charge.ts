@@ -5,6 +5,7 @@
  * refusal then. The Redis store's Lua script mirrors it and is held to it by differential tests.
  */
 import type { BudgetCharge, ChargeOutcome, ChargeRequest, CounterTx, WindowReading, WindowRecord } from "./store.js";
+import { checkedOther } from "./snapshot-check.js";
 import type { ReleaseTicket } from "./types.js";
 
 const NO_WINDOW: WindowReading = { count: 0, resetAt: 0 };
@@ -110,7 +111,7 @@ function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: numb
     RESETS[i] = (opened > now ? now : opened) + current;
     return true;
   }
-  return readBeside(record, windowMs, now, i, opened, end);
+  return readBeside(record, budget, now, i, opened, end);
 }
 
 /**
@@ -118,10 +119,11 @@ function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: numb
  * kept beside it when that one holds it, else a window opens at `now`. Its own function: nearly
  * every charge is in an open window, and this stays out of that path.
  */
-function readBeside(record: WindowRecord, windowMs: number, now: number, i: number, opened: number, end: number): boolean {
+function readBeside(record: WindowRecord, budget: BudgetCharge, now: number, i: number, opened: number, end: number): boolean {
+  const windowMs = budget.windowMs;
   PAIRS[i] = 1;
   IN_OTHER[i] = 0;
-  const kept = record.other;
+  const kept = checkedOther(record.other, budget.key);
   const other = kept === undefined ? 0 : kept.count;
   const otherStart = other > 0 ? kept!.start : 0;
   const otherEnd = other > 0 ? kept!.expiresAt : 0;

@@ -2,7 +2,7 @@
  * `policy.check`: one request through plan → charge (the store) → decide → render, and what happens
  * when the store fails: the insurance store decides instead, or decide.ts answers without counters.
  */
-import { chargeRequest, countedCap, releaseTicket } from "./charge-request.js";
+import { chargeRequest, lateChargeOf } from "./charge-request.js";
 import type { CompiledConfig } from "./config.js";
 import type { Hooks } from "./hooks.js";
 import { describeThrown } from "./errors.js";
@@ -36,56 +36,6 @@ interface Failed {
   readonly planned: Plan;
   readonly charge: ChargeRequest;
   readonly error: unknown;
-  /** The charge's {@link LateCharge}, when it carries a cap. */
-  readonly undo: LateCharge | undefined;
-}
-
-/**
- * A cap charge the store gave up on (it threw, and the policy answered without it) that the store
- * then learnt it made after all (`ChargeRequest.late`: a reply read too late, written behind a
- * backlog or by a process too busy to read it). The policy, which knows what it answered, releases
- * it unless it let the request through (`failOpen`, or an insured answer: the send may have gone
- * out, so it stays counted). Left counted, a send never made kept a place of the day's cap, and its
- * retry under the same Idempotency-Key was answered as a replay of a send that never ran (found by
- * a multi-process drill on Redis Cluster). Budgets stay charged (errs towards refusing); a release
- * that fails leaves the place counted, as a lost reply does.
- */
-class LateCharge {
-  charge: ChargeRequest | undefined = undefined;
-  private outcome: ChargeOutcome | undefined = undefined;
-  /** What the policy answered once the store failed: undefined until then. */
-  private allowed: boolean | undefined = undefined;
-  private done = false;
-
-  constructor(private readonly store: PolicyStore) {}
-
-  /** `ChargeRequest.late`: the charge the store made after it gave up. */
-  readonly late = (outcome: ChargeOutcome): void => {
-    this.outcome ??= outcome;
-    this.settle();
-  };
-
-  /** The policy's answer to the request the store failed on. */
-  answered(decision: Decision): void {
-    this.allowed = decision.allowed;
-    this.settle();
-  }
-
-  private settle(): void {
-    const { outcome, charge } = this;
-    if (this.done || outcome === undefined || this.allowed !== false || charge === undefined) return;
-    this.done = true;
-    if (outcome.kind !== "charged" || outcome.member === undefined) return;
-    const ticket = releaseTicket(charge, outcome.member, countedCap(charge, outcome)!.day);
-    Promise.resolve()
-      .then(() => this.store.release(ticket, charge.now))
-      .catch(() => {});
-  }
-}
-
-/** A {@link LateCharge} for a planned request whose charge carries a daily cap; none for the rest (nearly all). */
-function lateChargeOf(planned: Plan, store: PolicyStore): LateCharge | undefined {
-  return planned.refusal === undefined && planned.cap !== undefined && planned.newsletter !== undefined ? new LateCharge(store) : undefined;
 }
 
 /**
@@ -126,7 +76,7 @@ async function insuredAnswer(ctx: PolicyContext, insurance: Insurance, read: Des
 async function failed(ctx: PolicyContext, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, first: Failed): Promise<Decision> {
   const decision = ctx.insurance === undefined ? unavailable(first, "", ctx.failOpen, config, t, requestId) : await insuredAnswer(ctx, ctx.insurance, read, who, config, t, requestId, first);
   ctx.hooks.storeFailed(first.error, decision);
-  first.undo?.answered(decision);
+  lateChargeOf(first.charge)?.answered(decision);
   return ctx.hooks.decided(decision);
 }
 
@@ -159,9 +109,7 @@ function decideNow(ctx: PolicyContext, request: PolicyRequest, who: Who): Decisi
   const read = readDescriptor(request);
   const planned = plan(config, read, who.credential, who.roles);
   const requestId = ctx.requestId(planned.requestId);
-  const undo = lateChargeOf(planned, ctx.store);
-  const charge = chargeRequest(planned, subjectKeysOf(who.credential), config, t, requestId, undo?.late);
-  if (undo !== undefined) undo.charge = charge;
+  const charge = chargeRequest(planned, subjectKeysOf(who.credential), config, t, requestId, ctx.store);
   let outcome: ChargeOutcome;
   try {
     const store = ctx.store;
@@ -169,21 +117,21 @@ function decideNow(ctx: PolicyContext, request: PolicyRequest, who: Who): Decisi
     // a store that answers later (Redis) is awaited; one that answers synchronously is not made to
     // wait a microtask turn, and the built-in MemoryStore's own charge answers what runCharge built,
     // so only other answers are checked
-    if (isThenable(pending)) return answered(ctx, read, who, config, t, requestId, planned, charge, pending, undo);
+    if (isThenable(pending)) return answered(ctx, read, who, config, t, requestId, planned, charge, pending);
     outcome = store.charge === OWN_CHARGE ? pending : checkedOutcome(charge, pending);
   } catch (error) {
-    return failed(ctx, read, who, config, t, requestId, { planned, charge, error, undo });
+    return failed(ctx, read, who, config, t, requestId, { planned, charge, error });
   }
   return ctx.hooks.decided(present(planned, charge, outcome, config, t, requestId));
 }
 
 /** The decision once a store that answers later has answered (or failed). */
-async function answered(ctx: PolicyContext, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, planned: Plan, charge: ChargeRequest, pending: PromiseLike<ChargeOutcome>, undo: LateCharge | undefined): Promise<Decision> {
+async function answered(ctx: PolicyContext, read: DescriptorRead, who: Who, config: CompiledConfig, t: number, requestId: string, planned: Plan, charge: ChargeRequest, pending: PromiseLike<ChargeOutcome>): Promise<Decision> {
   let outcome: ChargeOutcome;
   try {
     outcome = checkedOutcome(charge, await pending);
   } catch (error) {
-    return failed(ctx, read, who, config, t, requestId, { planned, charge, error, undo });
+    return failed(ctx, read, who, config, t, requestId, { planned, charge, error });
   }
   return ctx.hooks.decided(present(planned, charge, outcome, config, t, requestId));
 }

@@ -12,7 +12,7 @@ import { CAP_KEEP_MS, type KeyRecord } from "./store.js";
 export function windowExpired(record: SnapshotWindow, now: number): boolean {
   if (record.expiresAt === undefined || !(now >= record.expiresAt)) return false;
   const other = record.other;
-  return other === undefined || !(other.count > 0) || !(now < other.expiresAt);
+  return other === undefined || other === null || !(other.count > 0) || !(now < other.expiresAt);
 }
 
 /** What each kind keeps of a record by `now`: budget windows and idempotency records go once expired. */

@@ -9,7 +9,7 @@
  */
 import { PolicyConfigError } from "./errors.js";
 import type { CapDay, CapRecord, SnapshotWindow } from "./snapshot.js";
-import type { KeyRecord } from "./store.js";
+import type { KeyRecord, OtherWindow } from "./store.js";
 
 /** The error for a snapshot that is not one this library wrote, naming what is wrong. */
 export function notASnapshot(detail: string): PolicyConfigError {
@@ -25,21 +25,26 @@ export function asSnapshotError(error: unknown): unknown {
 const isTime = (x: unknown): x is number => typeof x === "number" && Number.isFinite(x);
 const isCount = (x: unknown): x is number => typeof x === "number" && Number.isSafeInteger(x) && x >= 0;
 
-/**
- * A budget window as read: a start and a whole count of at least 0, and an end when it has one;
- * the other window kept beside it, when it has one, a start, a whole count and an end too (a count
- * cut out would read the other window as none, and a clock on its side of a step would find room).
- */
+/** A budget window as read: a start and a whole count of at least 0, and an end when it has one. */
 export function checkedWindow(record: SnapshotWindow | undefined, key: string): SnapshotWindow | undefined {
   if (record === undefined) return undefined;
   if (typeof record !== "object" || record === null || !isTime(record.start) || !isCount(record.count) || (record.expiresAt !== undefined && !isTime(record.expiresAt))) {
     throw notASnapshot(`the budget window ${key.slice(0, 80)} is not { start, count, expiresAt } of numbers (a count a whole number ≥ 0)`);
   }
-  const other = record.other;
+  return record;
+}
+
+/**
+ * The other window kept beside a budget's, as read (charge.ts `readBeside`, the only reader, when
+ * the window does not hold the request): a start, a whole count and an end (a count cut out would
+ * read it as none, and a clock on its side of a step would find room). Checked there, not with the
+ * window: nearly every charge never reads it.
+ */
+export function checkedOther(other: OtherWindow | undefined, key: string): OtherWindow | undefined {
   if (other !== undefined && (typeof other !== "object" || other === null || !isTime(other.start) || !isCount(other.count) || !isTime(other.expiresAt))) {
     throw notASnapshot(`the budget window ${key.slice(0, 80)} keeps another window that is not { start, count, expiresAt } of numbers (a count a whole number ≥ 0)`);
   }
-  return record;
+  return other;
 }
 
 /** A daily cap's day as read: when it ends, and the list of who counted. */
