@@ -99,7 +99,11 @@ function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: numb
   const opened = record.start;
   // its end by the size it was last charged with (a window kept before ends were: the size read with)
   const end = record.expiresAt ?? opened + windowMs;
-  if (now < end && opened <= now + windowMs) {
+  // held by this window (up to a window before its start, see above), unless stamped before its
+  // start and inside the other window's own span: then it counts there (two windows a window apart,
+  // a request at the end of the earlier one read as a small step back into the later one let a
+  // spent window's clock count one more; found by a deep run of the two-clock property)
+  if (now < end && opened <= now + windowMs && (opened <= now || !inOther(record, now))) {
     STARTS[i] = opened;
     // the size it ends by now, and the size it is charged with next (the larger)
     const current = end - opened;
@@ -112,6 +116,12 @@ function readOpen(tx: Pick<CounterTx, "window">, budget: BudgetCharge, now: numb
     return true;
   }
   return readBeside(record, budget, now, i, opened, end);
+}
+
+/** Whether `now` is inside the span of the other window kept beside `record` (from its start to its end). */
+function inOther(record: WindowRecord, now: number): boolean {
+  const other = record.other;
+  return other !== undefined && other !== null && other.count > 0 && other.start <= now && now < other.expiresAt;
 }
 
 /**

@@ -288,3 +288,34 @@ describe("spec §8 rate-limit budgets under a clock that steps: a window stamped
   });
 
 });
+
+describe("spec §8 budgets: two calls stamped a day ahead do not let MemoryStore forget the spent window it then reads (found by a review: it forgot the window before the second call read it, and back at the right time admitted 5 in a minute on a budget of 3, where evaluate admitted 3)", () => {
+  const reader = key({ nl_1: { audience: "read" } });
+  const other = key({ nl_1: { audience: "read" } }, false, "key_2");
+  const config = { budgets: { audience: { limit: 3, window: 60 } } };
+  const read = get("/newsletters/nl_1/subscribers");
+  const T = MIDNIGHT + 10 * 3600_000;
+  it.each([
+    ["GET /rate-limit of the same credential (general only), then a read", (policy: ReturnType<typeof createPolicy>) => [
+      () => policy.check(get("/rate-limit"), { credential: reader, roles }),
+      () => policy.check(read, { credential: reader, roles }),
+    ]],
+    ["a read of another credential, then a read", (policy: ReturnType<typeof createPolicy>) => [
+      () => policy.check(read, { credential: other, roles }),
+      () => policy.check(read, { credential: reader, roles }),
+    ]],
+  ])("%s, a day ahead: back at the right time the spent window is still spent", async (_name, ahead) => {
+    const store = new MemoryStore();
+    const now = { t: T };
+    const policy = createPolicy({ store, clock: () => now.t, config });
+    for (let i = 0; i < 3; i++) expect((await policy.check(read, { credential: reader, roles })).status).toBe(200);
+    const [first, second] = ahead(policy);
+    now.t = T + DAY;
+    await first!();
+    now.t = T + DAY + 1;
+    await second!();
+    now.t = T + 1000;
+    const back = await policy.check(read, { credential: reader, roles });
+    expect([back.status, back.reason.rule]).toEqual([429, "budget_spent"]);
+  });
+});
