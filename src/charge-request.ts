@@ -9,7 +9,7 @@ import type { CompiledConfig } from "./config.js";
 import type { BudgetSpec } from "./config-types.js";
 import type { Plan } from "./plan.js";
 import { budgetKey, capKey, idempotencyKey, idempotencyScope, oneUseBudgetKey, type SubjectKeys } from "./store-keys.js";
-import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "./store.js";
+import { IDEMPOTENCY_TTL_MS, type BudgetCharge, type CapCharge, type ChargeOutcome, type ChargeRequest, type PolicyStore, type RecordTicket } from "./store.js";
 import type { Decision } from "./types.js";
 import type { ReleaseTicket } from "./types.js";
 
@@ -61,26 +61,27 @@ export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledCon
   // fields set only when present (an absent one is left out, not undefined); no object spread on the hot path
   const request: { -readonly [K in keyof ChargeRequest]: ChargeRequest[K] } = { id, now, budgets, refused: false };
   if (idempotency !== undefined) request.idempotency = idempotency;
-  if (cap !== undefined) {
-    request.cap = cap;
-    if (store !== undefined) {
-      const late = new LateCharge(store, request);
-      LATE.set(request, late);
-      request.late = late.late;
-    }
+  if (cap !== undefined) request.cap = cap;
+  // a charge the store may make after it gave up, which the policy would undo: a cap's place, or a
+  // keyed write's record where the store can forget one
+  if (store !== undefined && (cap !== undefined || (idempotency !== undefined && typeof store.forget === "function"))) {
+    const late = new LateCharge(store, request);
+    LATE.set(request, late);
+    request.late = late.late;
   }
   return request;
 }
 
 /**
- * A cap charge the store gave up on (it threw, and the policy answered without it) that the store
- * then learnt it made after all (`ChargeRequest.late`: a reply read too late, written behind a
- * backlog or by a process too busy to read it). The policy, which knows what it answered, releases
- * it unless it let the request through (`failOpen`, or an insured answer: the send may have gone
- * out, so it stays counted). Left counted, a send never made kept a place of the day's cap, and its
- * retry under the same Idempotency-Key was answered as a replay of a send that never ran (found by
- * a multi-process drill on Redis Cluster). Budgets stay charged (errs towards refusing); a release
- * that fails leaves the place counted, as a lost reply does.
+ * A charge the store gave up on (it threw, and the policy answered without it) that the store then
+ * learnt it made after all (`ChargeRequest.late`: a reply read too late, written behind a backlog or
+ * by a process too busy to read it). The policy, which knows what it answered, undoes it unless it
+ * let the request through (`failOpen`, or an insured answer: the write may have been made, so it
+ * stays counted): a cap place is released, and a keyed write's record without a cap is forgotten
+ * (`PolicyStore.forget`). Left as they were, a send never made kept a place of the day's cap, and
+ * a retry under the same Idempotency-Key was answered as a replay of a write that never ran (found
+ * by a multi-process drill on Redis Cluster). Budgets stay charged (errs towards refusing); an undo
+ * that fails leaves things counted, as a lost reply does.
  */
 class LateCharge {
   private outcome: ChargeOutcome | undefined = undefined;
@@ -109,10 +110,21 @@ class LateCharge {
     const { outcome, charge } = this;
     if (this.done || outcome === undefined || this.allowed !== false) return;
     this.done = true;
-    if (outcome.kind !== "charged" || outcome.member === undefined) return;
-    const ticket = releaseTicket(charge, outcome.member, countedCap(charge, outcome)!.day);
+    if (outcome.kind !== "charged" || outcome.replay) return;
+    const store = this.store;
+    if (outcome.member !== undefined) {
+      const ticket = releaseTicket(charge, outcome.member, countedCap(charge, outcome)!.day);
+      Promise.resolve()
+        .then(() => store.release(ticket, charge.now))
+        .catch(() => {});
+      return;
+    }
+    const idem = charge.idempotency;
+    if (idem === undefined || charge.cap !== undefined || store.forget === undefined) return;
+    // the record this charge wrote: live for ttlMs from the time it was decided at
+    const record: RecordTicket = { key: idem.key, fingerprint: idem.fingerprint, expiresAt: (outcome.now ?? charge.now) + idem.ttlMs, ...(idem.scope !== undefined && { scope: idem.scope }) };
     Promise.resolve()
-      .then(() => this.store.release(ticket, charge.now))
+      .then(() => store.forget!(record, charge.now))
       .catch(() => {});
   }
 }
@@ -120,9 +132,9 @@ class LateCharge {
 /** The {@link LateCharge} of a charge that carries a cap (made by {@link chargeRequest}): the policy tells it what it answered. */
 const LATE = new WeakMap<ChargeRequest, LateCharge>();
 
-/** The {@link LateCharge} of `charge`, when it carries a cap and a store to release it in. */
+/** The {@link LateCharge} of `charge`, when it carries one (a cap, or an idempotency key). */
 export function lateChargeOf(charge: ChargeRequest): LateCharge | undefined {
-  return charge.cap === undefined ? undefined : LATE.get(charge);
+  return charge.cap === undefined && charge.idempotency === undefined ? undefined : LATE.get(charge);
 }
 
 

@@ -36,6 +36,7 @@ export type {
   BudgetCharge,
   CapCharge,
   WindowReading,
+  RecordTicket,
 } from "./store.js";
 export type {
   Family,

@@ -5,7 +5,7 @@
  * memory stays bounded as credentials come and go and no call pays for a scan of everything.
  */
 import { readWindow, runCharge, runRelease } from "./charge.js";
-import { CAP_KEEP_MS, type BudgetCharge, type ChargeOutcome, type ChargeRequest, type CounterTx, type KeyRecord, type PolicyStore, type ResetRequest, type WindowReading, type WindowRecord } from "./store.js";
+import { CAP_KEEP_MS, type BudgetCharge, type ChargeOutcome, type ChargeRequest, type CounterTx, type KeyRecord, type PolicyStore, type RecordTicket, type ResetRequest, type WindowReading, type WindowRecord } from "./store.js";
 import { heapPop, heapPush } from "./min-heap.js";
 import { ShardedMap } from "./sharded-map.js";
 import { budgetKeyParts } from "./store-keys.js";
@@ -112,6 +112,25 @@ export class MemoryStore implements PolicyStore {
    */
   release(ticket: ReleaseTicket, now: number): boolean {
     return runRelease(this.tx, ticket);
+  }
+
+  /**
+   * Forgets an idempotency record, but only the one a charge wrote (same fingerprint and end, no cap
+   * charge in it): `createPolicy` calls it for a keyed charge made after the store gave up on it.
+   * MemoryStore never gives up on a charge; it is here for the contract, and for a store built on it
+   * (a store that wraps one, and may time out).
+   *
+   * @param record - the key, fingerprint and end of the record one charge wrote.
+   * @param now - ms since the epoch (the PolicyStore signature).
+   * @returns true when the record was that one, and is forgotten.
+   * @example
+   * store.forget({ key: "i:key_1:k1", fingerprint: "…", expiresAt: Date.now() + 86_400_000 }, Date.now());
+   */
+  forget(record: RecordTicket, now: number): boolean {
+    const kept = this.keys.get(record.key);
+    if (kept === undefined || kept.fingerprint !== record.fingerprint || kept.counted !== undefined || !(Math.abs(kept.expiresAt - record.expiresAt) < 1)) return false;
+    this.keys.delete(record.key);
+    return true;
   }
 
   /**

@@ -54,11 +54,12 @@ export interface ChargeRequest {
   };
   readonly cap?: CapCharge;
   /**
-   * Set by `createPolicy` on a charge with a daily cap: a store that gave up on this charge (it
-   * threw, and the policy answered without it) but learns that it was made after all (a reply read
-   * too late) calls it once with the outcome, and the policy undoes what it counted unless it let
-   * the request through (`failOpen`, `insurance`). A store that cannot tell never calls it; one that
-   * answered the charge never does.
+   * Set by `createPolicy` on a charge with a daily cap, and on one with an idempotency key when the
+   * store can {@link PolicyStore.forget} a record: a store that gave up on this charge (it threw,
+   * and the policy answered without it) but learns that it was made after all (a reply read too
+   * late) calls it once with the outcome, and the policy undoes what it counted unless it let the
+   * request through (`failOpen`, `insurance`): it releases the cap place, or forgets the key's
+   * record. A store that cannot tell never calls it; one that answered the charge never does.
    */
   readonly late?: (outcome: ChargeOutcome) => void;
 }
@@ -178,6 +179,26 @@ export interface PolicyStore {
    * existed still compile; `policy.reset` throws PolicyConfigError over a store without it.
    */
   reset?(request: ResetRequest, now: number): void | Promise<void>;
+  /**
+   * Forgets an idempotency record, but only the one a charge wrote: same fingerprint, the same end
+   * (within a millisecond) and no cap charge in it; true when it did. `createPolicy` calls it for a
+   * keyed charge without a cap that the store made after it gave up on it (`ChargeRequest.late`),
+   * so that the retry runs instead of being answered as a replay of a write that was never made.
+   * Optional: without it such a record stays until it expires.
+   */
+  forget?(record: RecordTicket, now: number): boolean | Promise<boolean>;
+}
+
+/** What {@link PolicyStore.forget} forgets: a store's idempotency record, as one charge wrote it. */
+export interface RecordTicket {
+  /** The record's store key (`ChargeRequest.idempotency.key`). */
+  readonly key: string;
+  /** `ChargeRequest.idempotency.fingerprint`. */
+  readonly fingerprint: string;
+  /** When the record ends: the charge's time (the store's own, `ChargeOutcome.now`, when it reports one) + `ttlMs`. */
+  readonly expiresAt: number;
+  /** `ChargeRequest.idempotency.scope`, for a store that indexes records by it. */
+  readonly scope?: string;
 }
 
 /** An idempotency record (DESIGN §7). */

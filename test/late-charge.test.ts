@@ -6,7 +6,7 @@
  * set under failOpen or insurance; a custom store had no way to hand such a charge back.)
  */
 import { describe, expect, it } from "vitest";
-import { createPolicy, MemoryStore, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "../src/index.js";
+import { createPolicy, MemoryStore, type ChargeOutcome, type ChargeRequest, type PolicyStore, type RecordTicket } from "../src/index.js";
 import { get, key, post, T0 } from "./fixtures.js";
 
 const who = { credential: key({ nl_1: { sending: "write", audience: "read" } }), roles: { nl_1: "owner" } };
@@ -33,6 +33,16 @@ class LateStore implements PolicyStore {
   }
   release = (ticket: Parameters<PolicyStore["release"]>[0], now: number) => this.inner.release(ticket, now);
   read = (budgets: Parameters<PolicyStore["read"]>[0], now: number) => this.inner.read(budgets, now);
+}
+
+/** The same store, which can forget an idempotency record (PolicyStore.forget) as MemoryStore does. */
+class ForgettingLateStore extends LateStore {
+  readonly forgotten: boolean[] = [];
+  forget = (record: RecordTicket, now: number) => {
+    const gone = this.inner.forget(record, now);
+    this.forgotten.push(gone);
+    return gone;
+  };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -79,5 +89,52 @@ describe("DESIGN §12, spec §8 daily caps: a cap charge made after the store ga
     await policy.check(post("/newsletters/nl_1/articles", { body: {} }), who);
     await policy.check(send("k1"), who);
     expect(store.seen.map((r) => typeof r.late)).toEqual(["undefined", "undefined", "undefined", "function"]);
+  });
+});
+
+describe("DESIGN §7, §12: a keyed write without a cap made after the store gave up: the policy that answered 503 has the store forget its record (PolicyStore.forget), so the retry runs instead of being answered as a replay of a write never made", () => {
+  const write = (k: string, title = "t") => post("/newsletters/nl_1/articles", { idempotencyKey: k, body: { title } });
+  const writer = { credential: key({ nl_1: { content: "write" } }), roles: { nl_1: "owner" } };
+
+  it("the 503'd write's retry under the same key is run (not a replay), and counted once", async () => {
+    const store = new ForgettingLateStore();
+    const policy = createPolicy({ store, clock: () => T0, config });
+    store.armed = true;
+    const lost = await policy.check(write("w1"), writer);
+    expect([lost.status, lost.reason.rule]).toEqual([503, "store_unavailable"]);
+    await store.delivered;
+    await settle();
+    expect(store.forgotten).toEqual([true]);
+    const retry = await policy.check(write("w1"), writer);
+    expect([retry.status, retry.reason]).toEqual([200, { rule: "allowed" }]);
+    // and its next retry is the replay of that one
+    expect((await policy.check(write("w1"), writer)).reason).toEqual({ rule: "allowed", replay: true });
+  });
+
+  it("failOpen: true let the write through, so its record stays: the retry is a replay", async () => {
+    const store = new ForgettingLateStore();
+    const policy = createPolicy({ store, clock: () => T0, config, failOpen: true });
+    store.armed = true;
+    expect((await policy.check(write("w1"), writer)).allowed).toBe(true);
+    await store.delivered;
+    await settle();
+    expect(store.forgotten).toEqual([]);
+    expect((await policy.check(write("w1"), writer)).reason).toEqual({ rule: "allowed", replay: true });
+  });
+
+  it("MemoryStore.forget forgets only the record that charge wrote: not another fingerprint, another end, or one that carries a cap charge", () => {
+    const store = new MemoryStore();
+    const budgets = [{ key: "b:5.key_1:general", limit: 10, windowMs: 60_000 }];
+    const idempotency = { key: "k:5.key_1:w1", fingerprint: "f1", ttlMs: 86_400_000, scope: "k:5.key_1" };
+    store.charge({ id: "r1", now: T0, budgets, refused: false, idempotency });
+    const ends = T0 + 86_400_000;
+    expect(store.forget({ key: idempotency.key, fingerprint: "f2", expiresAt: ends }, T0)).toBe(false);
+    expect(store.forget({ key: idempotency.key, fingerprint: "f1", expiresAt: ends + 5 }, T0)).toBe(false);
+    expect(store.forget({ key: idempotency.key, fingerprint: "f1", expiresAt: ends }, T0)).toBe(true);
+    expect(store.forget({ key: idempotency.key, fingerprint: "f1", expiresAt: ends }, T0)).toBe(false);
+    const cap = { name: "dispatch" as const, key: "d:4.nl_1", day: 1, limit: 5, resetAt: T0 + 1_000, offsetMs: 0 };
+    const send = { key: "k:5.key_1:s1", fingerprint: "f3", ttlMs: 86_400_000, scope: "k:5.key_1" };
+    store.charge({ id: "r2", now: T0, budgets, refused: false, idempotency: send, cap });
+    expect(store.forget({ key: send.key, fingerprint: "f3", expiresAt: ends }, T0)).toBe(false);
   });
 });

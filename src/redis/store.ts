@@ -4,7 +4,7 @@
  * The scripts, with the encoder of their KEYS/ARGV and the decoder of their replies, are in
  * `scripts/`; the cluster's two-step charge in cluster-charge.ts.
  */
-import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, WindowReading } from "../store.js";
+import type { BudgetCharge, ChargeOutcome, ChargeRequest, PolicyStore, RecordTicket, WindowReading } from "../store.js";
 import type { ReleaseTicket } from "../types.js";
 import type { ResetRequest } from "../store.js";
 import { Batcher } from "./batcher.js";
@@ -15,6 +15,7 @@ import { storeSettings, type RedisStoreOptions } from "./options.js";
 import { CLUSTER_RELEASE, clusterReleaseCall, decodeClusterRelease } from "./scripts/cluster-release.js";
 import { decodeRead, READ, readCall } from "./scripts/read.js";
 import { decodeRelease, RELEASE, releaseCall } from "./scripts/release.js";
+import { decodeForget, FORGET, forgetCall } from "./scripts/forget.js";
 import { RESET, RESET_TIMED, resetCall } from "./scripts/reset.js";
 
 export type { RedisStoreOptions } from "./options.js";
@@ -137,6 +138,24 @@ export class RedisStore implements PolicyStore {
     }
     const { keys, args } = releaseCall(ticket, key);
     return decodeRelease(await this.link.run(RELEASE, "release", keys, args));
+  }
+
+  /**
+   * Forgets an idempotency record, but only the one a charge wrote (same fingerprint and end, no cap
+   * charge in it), in one round trip (a Lua script, see `scripts/forget.ts`): `createPolicy` calls
+   * it for a keyed write Redis ran after the store gave up on it (its reply read too late), so that
+   * the retry runs instead of being answered as a replay of a write the host never made.
+   *
+   * @param record - the key, fingerprint, end and scope of the record one charge wrote.
+   * @param now - ms since the epoch (the PolicyStore signature).
+   * @returns true when the record was that one, and is gone.
+   * @example
+   * await store.forget({ key: "k:5.key_1:k1", fingerprint: "…", expiresAt: Date.now() + 86_400_000 }, Date.now());
+   */
+  async forget(record: RecordTicket, now: number): Promise<boolean> {
+    const tag = this.cluster ? credentialTag([record.key]) : "";
+    const { keys, args } = forgetCall(record, (storeKey) => this.key(storeKey, tag));
+    return decodeForget(await this.link.run(FORGET, "forget", keys, args));
   }
 
   /**

@@ -139,6 +139,41 @@ describe("spec §8 daily caps, DESIGN §12: a cap charge Redis ran in time, its 
   });
 });
 
+describe("DESIGN §7, §12: a keyed write without a cap that Redis ran in time, its reply read after the store gave up (503), has its record forgotten (FORGET): its retry runs, not a replay of a write never made", () => {
+  it("on one primary, as on MemoryStore (it was left recorded: the retry answered as a replay)", async () => {
+    const call = lateReply(ioredisCall(redis));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0 });
+    const policy = createPolicy({ store, clock: () => T0 });
+    const write = (k: string) => policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: k, body: { title: "t" } }), who);
+    expect((await write("w0")).status).toBe(200);
+    call.arm(400);
+    const lost = await write("w1");
+    expect([lost.status, lost.reason.rule]).toEqual([503, "store_unavailable"]);
+    await call.delivered;
+    await sleep(100);
+    const retry = await write("w1");
+    expect([retry.status, retry.reason]).toEqual([200, { rule: "allowed" }]);
+    expect((await write("w1")).reason).toEqual({ rule: "allowed", replay: true });
+  });
+
+  it("RedisStore.forget forgets only the record that charge wrote (another fingerprint, another end: kept), and its index entry with it", async () => {
+    const at = prefix();
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: at });
+    const budgets = [{ key: "b:5.key_1:general", limit: 10, windowMs: 60_000 }];
+    const idempotency = { key: "k:5.key_1:w1", fingerprint: "f1", ttlMs: 86_400_000, scope: "k:5.key_1" };
+    await store.charge({ id: "r1", now: T0, budgets, refused: false, idempotency });
+    const ends = T0 + 86_400_000;
+    expect(await store.forget({ key: idempotency.key, fingerprint: "f2", expiresAt: ends, scope: idempotency.scope }, T0)).toBe(false);
+    expect(await store.forget({ key: idempotency.key, fingerprint: "f1", expiresAt: ends + 5, scope: idempotency.scope }, T0)).toBe(false);
+    expect(await redis.zcard(`${at}x:k:5.key_1`)).toBe(1);
+    expect(await store.forget({ key: idempotency.key, fingerprint: "f1", expiresAt: ends, scope: idempotency.scope }, T0)).toBe(true);
+    expect(await redis.exists(`${at}${idempotency.key}`)).toBe(0);
+    expect(await redis.zcard(`${at}x:k:5.key_1`)).toBe(0);
+    // the next charge under the key runs again, not a replay
+    expect(await store.charge({ id: "r2", now: T0 + 1, budgets, refused: false, idempotency })).toMatchObject({ kind: "charged", replay: false });
+  });
+});
+
 describe("DESIGN §12: with failOpen or insurance, a late cap charge stays counted: the send may have gone out (found by a review: the late release uncounted sends that were let through)", () => {
   it.each([
     ["failOpen: true", { failOpen: true }],

@@ -290,6 +290,25 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
     expect((await send("k3")).reason.rule).toBe("daily_cap");
   });
 
+  it("DESIGN §7, §12: a keyed write without a cap, its reply read after the store gave up (503), has its record forgotten in the credential's slot (FORGET): its retry runs, not a replay of a write never made", async () => {
+    await ready;
+    io ??= ioCluster();
+    const call = lateReply(ioCall(io));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0, cluster: true });
+    const who = { credential: owner("key_late_write", "nl_1"), roles: { nl_1: "owner" } };
+    const policy = createPolicy({ store, clock: () => T0 });
+    const write = (k: string) => policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: k, body: { title: "t" } }), who);
+    expect((await write("w0")).status).toBe(200);
+    call.arm(400);
+    const lost = await write("w1");
+    expect([lost.status, lost.reason.rule]).toEqual([503, "store_unavailable"]);
+    await call.delivered;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const retry = await write("w1");
+    expect([retry.status, retry.reason]).toEqual([200, { rule: "allowed" }]);
+    expect((await write("w1")).reason).toEqual({ rule: "allowed", replay: true });
+  });
+
   it("differential: random traces through createPolicy give MemoryStore's decisions (ioredis Cluster)", async () => {
     await ready;
     io ??= ioCluster();

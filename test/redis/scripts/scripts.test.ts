@@ -72,6 +72,7 @@ describe("the Redis scripts (src/redis/scripts)", () => {
       "cluster-step1.ts CLUSTER_STEP1",
       "cluster-step2.ts CLUSTER_STEP2",
       "cluster-undo.ts CLUSTER_UNDO",
+      "forget.ts FORGET",
       "read.ts READ",
       "release.ts RELEASE",
       "reset.ts RESET",
