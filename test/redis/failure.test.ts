@@ -140,9 +140,9 @@ describe("spec §8 daily caps, DESIGN §12: a cap charge Redis ran in time, its 
 });
 
 describe("DESIGN §7, §12: a keyed write without a cap that Redis ran in time, its reply read after the store gave up (503), has its record forgotten (FORGET): its retry runs, not a replay of a write never made", () => {
-  it("on one primary, as on MemoryStore (it was left recorded: the retry answered as a replay)", async () => {
+  it.each([["host"], ["redis"]] as const)("on one primary, clock: %s, as on MemoryStore (it was left recorded: the retry answered as a replay)", async (clock) => {
     const call = lateReply(ioredisCall(redis));
-    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0 });
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0, clock });
     const policy = createPolicy({ store, clock: () => T0 });
     const write = (k: string) => policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: k, body: { title: "t" } }), who);
     expect((await write("w0")).status).toBe(200);
@@ -154,6 +154,20 @@ describe("DESIGN §7, §12: a keyed write without a cap that Redis ran in time, 
     const retry = await write("w1");
     expect([retry.status, retry.reason]).toEqual([200, { rule: "allowed" }]);
     expect((await write("w1")).reason).toEqual({ rule: "allowed", replay: true });
+  });
+
+  it("two keyed writes of one turn, one batch whose reply is read after the store gave up: both records forgotten, both retries run", async () => {
+    const call = lateReply(ioredisCall(redis));
+    const store = new RedisStore({ redis: call, prefix: prefix(), timeoutMs: 100, retries: 0 });
+    const policy = createPolicy({ store, clock: () => T0 });
+    const write = (k: string) => policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: k, body: { title: "t" } }), who);
+    expect((await Promise.all([write("w0"), write("w00")])).map((d) => d.status)).toEqual([200, 200]);
+    call.arm(400);
+    expect((await Promise.all([write("w1"), write("w2")])).map((d) => d.status)).toEqual([503, 503]);
+    await call.delivered;
+    await sleep(100);
+    const retries = await Promise.all([write("w1"), write("w2")]);
+    expect(retries.map((d) => [d.status, d.reason])).toEqual([[200, { rule: "allowed" }], [200, { rule: "allowed" }]]);
   });
 
   it("RedisStore.forget forgets only the record that charge wrote (another fingerprint, another end: kept), and its index entry with it", async () => {

@@ -60,4 +60,27 @@ export const idempotencyCases: readonly ScriptedCase[] = [
       expect(comparableOutcome(await charge(store, send(25 * HOUR)))).toMatchObject({ kind: "charged", replay: true, counted: false });
     },
   },
+  {
+    title: "DESIGN §7, §12 forget (a store that has it): only the record one charge wrote is forgotten (not another fingerprint, another end, or a record that carries a cap charge), with its scope's index entry; the key's next use runs again, not as a replay",
+    run: async (store, k) => {
+      if (store.forget === undefined) return;
+      const g = k.budget("general", 100, 60);
+      const idem = k.scopedKey("key_1", "w1", "POST /newsletters/nl_1/articles");
+      const first = k.request(0, [g], { idempotency: idem });
+      const written = await charge(store, first);
+      // the record's end, by the clock the store decided at (its own, when it reports one)
+      const ends = (written.now ?? first.now) + idem.ttlMs;
+      const record = { key: idem.key, fingerprint: idem.fingerprint, expiresAt: ends, scope: idem.scope };
+      expect(await store.forget({ ...record, fingerprint: "POST /newsletters/nl_2/articles" }, first.now)).toBe(false);
+      expect(await store.forget({ ...record, expiresAt: ends + 5 }, first.now)).toBe(false);
+      expect(comparableOutcome(await charge(store, k.request(1, [g], { idempotency: idem })))).toMatchObject({ kind: "charged", replay: true });
+      expect(await store.forget(record, first.now)).toBe(true);
+      expect(await store.forget(record, first.now)).toBe(false);
+      expect(comparableOutcome(await charge(store, k.request(2, [g], { idempotency: idem })))).toMatchObject({ kind: "charged", replay: false });
+      // a send's record carries its cap charge: never forgotten (a release frees it)
+      const send = k.request(3, [g], { idempotency: k.scopedKey("key_1", "s1", "POST /articles/a_1/send"), cap: k.cap("nl", 5, k.start + 3) });
+      const sent = await charge(store, send);
+      expect(await store.forget({ key: send.idempotency!.key, fingerprint: send.idempotency!.fingerprint, expiresAt: (sent.now ?? send.now) + send.idempotency!.ttlMs, scope: send.idempotency!.scope }, send.now)).toBe(false);
+    },
+  },
 ];
