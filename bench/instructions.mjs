@@ -9,7 +9,8 @@
  * `valgrind --tool=cachegrind --cache-sim=no node --single-threaded` twice, at LO and HI calls
  * (default 100 000 and 300 000; 40 000 and 120 000 for evaluate), and prints
  * (I refs at HI − I refs at LO) ÷ (HI − LO): the steady state, the JIT's warm-up and the start-up
- * left out. Drivers (bench/instructions/): `check.mjs`, policy.check of an allowed audience read
+ * left out; with BENCH_REPEAT=n, the median of n such differences (a single one was once ~6 % off
+ * the four others of the same build). Drivers (bench/instructions/): `check.mjs`, policy.check of an allowed audience read
  * over MemoryStore with 1 000 credentials rotating; `evaluate.mjs`, evaluate of an allowed audience
  * read with N credentials in the snapshot (N = 1 and 1 000).
  */
@@ -36,10 +37,15 @@ function refs(driver, lib, iterations, env) {
   return Number(line[1].replaceAll(",", ""));
 }
 
-/** Instructions per call in the steady state: the difference of two runs, per call between them. */
+/** Instructions per call in the steady state: the difference of two runs, per call between them; the median of BENCH_REPEAT such (one run in five was ~6 % off). */
 function perCall(driver, lib, lo, hi, env) {
-  return Math.round((refs(driver, lib, hi, env) - refs(driver, lib, lo, env)) / (hi - lo));
+  const counts = [];
+  for (let i = 0; i < REPEAT; i++) counts.push(Math.round((refs(driver, lib, hi, env) - refs(driver, lib, lo, env)) / (hi - lo)));
+  counts.sort((a, b) => a - b);
+  return counts[(counts.length - 1) >> 1];
 }
+
+const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 1));
 
 const builds = [["this checkout", join(out, "lib")]];
 mkdirSync(out, { recursive: true });
@@ -60,7 +66,7 @@ const rows = [
   ["evaluate, 1 credential", "bench/instructions/evaluate.mjs", 40_000, 120_000, { N: "1" }],
   ["evaluate, 1 000 credentials", "bench/instructions/evaluate.mjs", 40_000, 120_000, { N: "1000" }],
 ];
-console.log(`instructions per call, (I refs at HI − at LO) ÷ (HI − LO), cachegrind\n`);
+console.log(`instructions per call, (I refs at HI − at LO) ÷ (HI − LO), cachegrind${REPEAT > 1 ? `, median of ${REPEAT}` : ""}\n`);
 console.log(["row", ...builds.map(([name]) => name)].join(" | "));
 for (const [name, driver, lo, hi, env] of rows) {
   const cells = builds.map(([, lib]) => String(perCall(driver, lib, lo, hi, env)));
