@@ -67,7 +67,10 @@ export function chargeRequest(plan: Plan, keys: SubjectKeys, config: CompiledCon
   if (store !== undefined && (cap !== undefined || (idempotency !== undefined && typeof store.forget === "function"))) {
     const late = new LateCharge(store, request);
     LATE.set(request, late);
-    request.late = late.late;
+    // not enumerable: the request stays plain data that a store may copy (structuredClone, a worker's
+    // postMessage, JSON) without it; enumerable, a store that cloned its requests threw
+    // DataCloneError on every send, answered 503 (found by a review)
+    Object.defineProperty(request, "late", { value: late.late, enumerable: false });
   }
   return request;
 }

@@ -34,7 +34,11 @@ export interface CapCharge {
   readonly offsetMs: number;
 }
 
-/** Everything one request may charge, handed to the store in one call. Plain JSON data. */
+/**
+ * Everything one request may charge, handed to the store in one call. Plain data: its enumerable
+ * fields are JSON (`late`, a function, is not enumerable, so that a copy by structuredClone,
+ * postMessage, JSON or a spread carries the rest without it).
+ */
 export interface ChargeRequest {
   /** The request id (`req_…`), for a store's logs and traces. No store decides by it: idempotency is `idempotency.key`. */
   readonly id: string;
@@ -59,7 +63,8 @@ export interface ChargeRequest {
    * and the policy answered without it) but learns that it was made after all (a reply read too
    * late) calls it once with the outcome, and the policy undoes what it counted unless it let the
    * request through (`failOpen`, `insurance`): it releases the cap place, or forgets the key's
-   * record. A store that cannot tell never calls it; one that answered the charge never does.
+   * record. A store that cannot tell never calls it; one that answered the charge never does. Not
+   * enumerable: a copy of the request leaves it out.
    */
   readonly late?: (outcome: ChargeOutcome) => void;
 }

@@ -138,3 +138,27 @@ describe("DESIGN §7, §12: a keyed write without a cap made after the store gav
     expect(store.forget({ key: send.key, fingerprint: "f3", expiresAt: ends }, T0)).toBe(false);
   });
 });
+
+describe("a store may copy its requests: ChargeRequest stays plain data (found by a review: `late`, a function, made structuredClone throw DataCloneError in a store that cloned its requests, and every send was a 503)", () => {
+  it("a store that charges a structuredClone of each request answers sends, keyed writes and reads as MemoryStore does; `late` is on the request, not enumerable", async () => {
+    const inner = new MemoryStore();
+    const seen: ChargeRequest[] = [];
+    const cloning: PolicyStore = {
+      charge: (request) => {
+        seen.push(request);
+        return inner.charge(structuredClone(request));
+      },
+      release: (ticket, now) => inner.release(ticket, now),
+      read: (budgets, now) => inner.read(budgets, now),
+      forget: (record, now) => inner.forget(record, now),
+    };
+    const policy = createPolicy({ store: cloning, clock: () => T0, config });
+    const writer = { credential: key({ nl_1: { content: "write", sending: "write", audience: "read" } }), roles: { nl_1: "owner" } };
+    expect((await policy.check(send("k1"), writer)).status).toBe(200);
+    expect((await policy.check(post("/newsletters/nl_1/articles", { idempotencyKey: "w1", body: {} }), writer)).status).toBe(200);
+    expect((await policy.check(get("/newsletters/nl_1/subscribers"), writer)).status).toBe(200);
+    expect(seen.map((r) => typeof r.late)).toEqual(["function", "function", "undefined"]);
+    expect(seen.map((r) => Object.keys(r).includes("late"))).toEqual([false, false, false]);
+    expect(JSON.parse(JSON.stringify(seen[0]))).toEqual({ ...seen[0] });
+  });
+});
