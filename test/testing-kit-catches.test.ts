@@ -4,12 +4,15 @@
  * is run through every scripted case of `describeStoreConformance`; at least one must fail it.
  */
 import { describe, expect, it } from "vitest";
-import { MemoryStore, type ChargeRequest, type PolicyStore } from "../src/index.js";
+import { MemoryStore, type ChargeOutcome, type ChargeRequest, type PolicyStore } from "../src/index.js";
 import { budgetCases } from "../src/testing/conformance/budgets.js";
 import { capCases } from "../src/testing/conformance/caps.js";
 import { idempotencyCases } from "../src/testing/conformance/idempotency.js";
 import { kit } from "../src/testing/conformance/kit.js";
+import { lateCases } from "../src/testing/conformance/late.js";
+import { expectNoLateCalls } from "../src/testing/conformance/store-calls.js";
 import { specSizeCases } from "../src/testing/conformance/spec-sizes.js";
+import { describeStoreConformance } from "../src/testing/index.js";
 
 const cases = [...budgetCases, ...specSizeCases, ...idempotencyCases, ...capCases];
 const START = Date.UTC(2031, 4, 14, 9, 0, 0);
@@ -28,7 +31,9 @@ async function failed(make: () => PolicyStore): Promise<string[]> {
   let n = 0;
   for (const { title, run } of cases) {
     try {
-      await run(make(), kit(START, `c${++n}:`));
+      const store = make();
+      await run(store, kit(START, `c${++n}:`));
+      await expectNoLateCalls(store);
     } catch {
       titles.push(title);
     }
@@ -75,5 +80,85 @@ describe("describeStoreConformance fails stores that are wrong only at the spec'
     ],
   ])("a store that %s fails a case", async (_name, make) => {
     expect((await failed(make)).length).toBeGreaterThan(0);
+  });
+});
+
+describe("describeStoreConformance checks ChargeRequest.late (DESIGN §12)", () => {
+  it.each([
+    ["calls late of a charge it answered, at once", (r: ChargeRequest, o: ChargeOutcome) => r.late?.(o)],
+    ["calls late of a charge it answered, a moment after", (r: ChargeRequest, o: ChargeOutcome) => void setTimeout(() => r.late?.(o), 1)],
+  ])("a store that %s fails a case", async (_name, misuse) => {
+    const make = (): PolicyStore => {
+      const inner = new MemoryStore();
+      return {
+        charge: (r) => {
+          const outcome = inner.charge(r);
+          misuse(r, outcome);
+          return outcome;
+        },
+        release: (t, n) => inner.release(t, n),
+        read: (b, n) => inner.read(b, n),
+        reset: (q) => inner.reset(q),
+        forget: (record, n) => inner.forget(record, n),
+      };
+    };
+    expect((await failed(make)).length).toBeGreaterThan(0);
+  });
+
+  /**
+   * A MemoryStore whose armed charge is made but answered with an error; `deliver` decides what
+   * reaches the charge's `late` afterwards (a correct store: the outcome, once).
+   */
+  function lateStore(deliver: (request: ChargeRequest, outcome: ChargeOutcome) => void, forget = true): { store: PolicyStore; arm: () => void } {
+    const inner = new MemoryStore();
+    let armed = false;
+    const store: PolicyStore = {
+      charge: (r) => {
+        const outcome = inner.charge(r);
+        if (!armed) return outcome;
+        armed = false;
+        setTimeout(() => deliver(r, outcome), 5);
+        throw new Error("timed out (the reply comes later)");
+      },
+      release: (t, n) => inner.release(t, n),
+      read: (b, n) => inner.read(b, n),
+      ...(forget && { forget: (record: Parameters<MemoryStore["forget"]>[0], n: number) => inner.forget(record, n) }),
+    };
+    return { store, arm: () => void (armed = true) };
+  }
+
+  /** The titles of the late cases a store fails. */
+  async function failedLate(make: () => { store: PolicyStore; arm: () => void }): Promise<string[]> {
+    const titles: string[] = [];
+    let n = 0;
+    for (const { title, run } of lateCases) {
+      const { store, arm } = make();
+      try {
+        await run(store, kit(START, `l${++n}:`), { arm: async () => arm(), waitMs: 500 });
+        await expectNoLateCalls(store);
+      } catch {
+        titles.push(title);
+      }
+    }
+    return titles;
+  }
+
+  it("a store that hands the late outcome to late, once, passes them (with forget and without)", async () => {
+    expect(await failedLate(() => lateStore((r, o) => r.late?.(o)))).toEqual([]);
+    expect(await failedLate(() => lateStore((r, o) => r.late?.(o), false))).toEqual([]);
+  });
+
+  it.each([
+    ["never calls late", () => lateStore(() => {})],
+    ["calls late twice", () => lateStore((r, o) => (r.late?.(o), r.late?.(o)))],
+    ["hands late an outcome without the cap charge's member", () => lateStore((r, o) => r.late?.(o.kind === "charged" ? { ...o, member: undefined } : o))],
+    ["hands late an outcome of another time (a record's end that forget cannot find)", () => lateStore((r, o) => r.late?.({ ...o, now: r.now + 1_000 }))],
+    ["copies the request it calls late of (structuredClone: no late on the copy)", () => lateStore((r, o) => structuredClone(r).late?.(o))],
+  ])("a store that %s fails a late case", async (_name, make) => {
+    expect((await failedLate(make)).length).toBeGreaterThan(0);
+  });
+
+  it("lateReplies of another shape is a PolicyConfigError naming it", () => {
+    expect(() => describeStoreConformance("bad", () => new MemoryStore(), { lateReplies: { makeStore: () => new MemoryStore() } as never })).toThrow(expect.objectContaining({ field: "lateReplies" }));
   });
 });

@@ -77,7 +77,7 @@ export class Batcher {
     }
     const { keys, args } = batchCall(batch.map((w) => w.input));
     const sizes = batch.map((w) => w.input.budgets.length);
-    // only a cap charge has anything to undo (RedisStore hands those a `late`): most batches make no closure
+    // only a charge the policy could undo carries a `late` (a cap, or a keyed write when the store can forget): most batches make no closure
     const lateBatch = !batch.some((w) => w.late !== undefined) ? undefined : (reply: unknown): void => {
       const outcomes = decodeBatch(reply, sizes);
       batch.forEach((w, j) => {

@@ -14,8 +14,10 @@ import { concurrencyCases } from "./conformance/concurrency.js";
 import { describeDifferentials } from "./conformance/differential.js";
 import { idempotencyCases } from "./conformance/idempotency.js";
 import { kit } from "./conformance/kit.js";
+import { lateCases } from "./conformance/late.js";
 import { resetCases } from "./conformance/reset.js";
 import { specSizeCases } from "./conformance/spec-sizes.js";
+import { expectNoLateCalls } from "./conformance/store-calls.js";
 
 export { comparableDecision, comparableOutcome, type ComparableOutcome } from "./conformance/comparable.js";
 
@@ -38,6 +40,21 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
   timeout?: number;
   /** Run the `reset` cases (and reset steps in the random programs). Default true; false for a store without `reset`. */
   reset?: boolean;
+  /**
+   * A store that can be made to answer a charge too late, for the cases of `ChargeRequest.late`
+   * (DESIGN §12). `makeStore` makes one (with a short deadline and no retries, say); `arm(store)`
+   * makes its next charge be made by its backend but answered after the store gives up (a reply
+   * held back past the deadline). The suite then checks that the store throws, and hands that
+   * charge's outcome to `late` once, with a member that releases the cap place and a `now` that
+   * finds the record to `forget`. Without it those cases are not run; every case still checks
+   * that a store never calls `late` of a charge it answered.
+   */
+  lateReplies?: {
+    makeStore: StoreFactory<S>;
+    arm: (store: S) => void | Promise<void>;
+    /** How long a case waits for the store to call `late` once it threw (ms). Default 10 000. */
+    waitMs?: number;
+  };
 }
 
 /**
@@ -46,8 +63,9 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
  * 60 a minute, an hour's window, caps of 25 and 50 a day), windows rolling over, refused
  * requests, idempotency (replay, conflict, expiry), daily caps (per key and day), release
  * (once only, and the key counts again), `read()`, `reset()` (unless `reset: false`), concurrent
- * charges, and two differential
- * properties against `MemoryStore`.
+ * charges, `ChargeRequest.late` (never called for a charge the store answered; with
+ * `lateReplies`, called once for one it gave up on but made), and two differential properties
+ * against `MemoryStore`.
  *
  * The store must decide with the times the suite passes (`ChargeRequest.now`, and `now` of
  * `release` and `read`); a store that reads its own clock must be run in a mode that uses the
@@ -56,7 +74,7 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
  *
  * @param name - shown in the suite's title.
  * @param makeStore - a fresh store per test and per property run; may be async.
- * @param options - `cleanup` hook, `numRuns` (default 50), `seed`, `maxSteps` (default 150), `startTime`, `timeout`.
+ * @param options - `cleanup` hook, `numRuns` (default 50), `seed`, `maxSteps` (default 150), `startTime`, `timeout`, `reset`, `lateReplies`.
  * @example
  * // test/redis-store.test.ts
  * import { Redis } from "ioredis";
@@ -77,6 +95,10 @@ export function describeStoreConformance<S extends PolicyStore>(name: string, ma
     // a host mistake named here, when the suite is declared, not as fast-check's error inside a property
     if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1)) throw new PolicyConfigError(field, `must be a whole number ≥ 1; got ${String(value)}`);
   }
+  const late = options.lateReplies;
+  if (late !== undefined && (typeof late !== "object" || late === null || typeof late.makeStore !== "function" || typeof late.arm !== "function" || (late.waitMs !== undefined && !(Number.isFinite(late.waitMs) && late.waitMs >= 0)))) {
+    throw new PolicyConfigError("lateReplies", "must be { makeStore, arm, waitMs? }: a function that makes a store, one that makes that store's next charge answer after it gives up, and a wait of 0 ms or more");
+  }
   const start = options.startTime ?? Date.UTC(2031, 4, 14, 9, 0, 0);
   const timeout = options.timeout ?? 120_000;
   const resets = options.reset !== false;
@@ -84,8 +106,8 @@ export function describeStoreConformance<S extends PolicyStore>(name: string, ma
   const made: S[] = [];
   let suite = 0;
 
-  async function fresh(): Promise<S> {
-    const store = await makeStore();
+  async function fresh(make: StoreFactory<S> = makeStore): Promise<S> {
+    const store = await make();
     made.push(store);
     return store;
   }
@@ -100,7 +122,18 @@ export function describeStoreConformance<S extends PolicyStore>(name: string, ma
       it(title, async () => {
         const store = await fresh();
         await run(store, kit(start, `conf${++suite}:`));
+        await expectNoLateCalls(store);
       }, timeout);
+    }
+
+    if (late !== undefined) {
+      for (const { title, run } of lateCases) {
+        it(title, async () => {
+          const store = await fresh(late.makeStore);
+          await run(store, kit(start, `conf${++suite}:`), { arm: async () => void (await late.arm(store)), waitMs: late.waitMs ?? 10_000 });
+          await expectNoLateCalls(store);
+        }, timeout);
+      }
     }
 
     describeDifferentials({
