@@ -295,9 +295,31 @@ describe("nothing is counted twice when a call times out and is retried with the
     await remembering.charge({ id: "req_memo", now: T0, budgets, refused: false });
     await remembering.charge({ id: "req_memo_2", now: T0 + 1, budgets, refused: false });
     const memos = await redis.keys(`${p}r:*`);
-    expect(memos).toHaveLength(1); // one hash per store and slot, a field per call
-    expect(await redis.hlen(memos[0]!)).toBe(2);
+    expect(memos).toHaveLength(1); // one hash per store and slot, a field per call (and '_': its lifetime is set)
+    expect((await redis.hkeys(memos[0]!)).sort()).toEqual(["1", "2", "_"]);
     expect(await redis.pttl(memos[0]!)).toBeLessThanOrEqual(10_000);
+  });
+
+  it("every memo hash has a lifetime: CHARGE_PLAIN sets it only on a hash without the field that says so, and sets it again on one deleted or made by another script (a leak of a hash per slot otherwise)", async () => {
+    const p = prefix();
+    const store = new RedisStore({ redis: ioredisCall(redis), prefix: p, dedupeMs: 5_000 });
+    const memoOf = async () => (await redis.keys(`${p}r:*`))[0]!;
+    await store.charge({ id: "r1", now: T0, budgets, refused: false });
+    const memo = await memoOf();
+    const ttl = async () => redis.pttl(memo);
+    expect(await ttl()).toBeGreaterThan(0);
+    // deleted within its slot (an operator's DEL, a FLUSHALL): the next charge makes it anew, with a lifetime
+    await redis.del(memo);
+    await store.charge({ id: "r2", now: T0 + 1, budgets, refused: false });
+    expect(await ttl()).toBeGreaterThan(0);
+    // made by another script (the full CHARGE, a batch) with its lifetime but without the field: a
+    // plain charge after it adds the field and keeps the lifetime
+    await redis.del(memo);
+    await store.charge({ id: "r3", now: T0 + 2, budgets, refused: false, idempotency: { key: "k:1", fingerprint: "f", ttlMs: 60_000 } });
+    expect([await redis.exists(memo), await redis.hexists(memo, "_")]).toEqual([1, 0]);
+    await store.charge({ id: "r4", now: T0 + 3, budgets, refused: false });
+    expect(await redis.hexists(memo, "_")).toBe(1);
+    expect(await ttl()).toBeGreaterThan(0);
   });
 });
 

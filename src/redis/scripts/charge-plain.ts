@@ -37,22 +37,28 @@ ${NUM}${REDIS_TIME}
 -- The caller gave up (the store answered it 503): charge nothing for a request that was not admitted.
 if deadline ~= '' and rt > deadline + 0 then return { 'e', rt_us } end
 -- This call was sent before (the store retried after a timeout): its reply as it was, at this Redis
--- time. With no retries (a memo lifetime of 0) there is no memo to look for.
-local memo = memo_ttl ~= '0' and redis.call('HGET', memo_key, nonce)
-if memo then
+-- time. With no retries (a memo lifetime of 0) there is no memo to look for. The field '_' says the
+-- hash's lifetime is set (see below).
+local found = memo_ttl ~= '0' and redis.call('HMGET', memo_key, nonce, '_')
+if found and found[1] then
 ${indented(REPLAY_PLAIN)}
-  return replay_plain(memo)
+  return replay_plain(found[1])
 end
 ${DECIDING_NOW}${budgetStepsFunction("plain")}
 -- runCharge (src/charge.ts), all of it for a request with neither idempotency key nor cap
 res = budget_steps(budget, n, now, rt_us, clock, slack, num)
 if memo_ttl == '0' then return res end
 ${PLAIN_MEMO}
-redis.call('HSET', memo_key, nonce, memo)
-redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
+if found[2] then
+  -- written only below, with the lifetime in the same script: the hash has one (a nonce is a number, never '_')
+  redis.call('HSET', memo_key, nonce, memo)
+else
+  redis.call('HSET', memo_key, nonce, memo, '_', '1')
+  redis.call('PEXPIRE', memo_key, memo_ttl, 'NX')
+end
 return res
 `,
-  sha: "5f189118c255ff6260ed421e8d7feb41b4cc5593",
+  sha: "577b015622aadc462831736fbb6734cdb61615d7",
 };
 
 /** KEYS and ARGV of a plain charge as a batch carries it: its memo hash and budgets; now, nonce, limits and windows. */
