@@ -43,9 +43,10 @@ export interface StoreConformanceOptions<S extends PolicyStore = PolicyStore> {
   /**
    * A store that can be made to answer a charge too late, for the cases of `ChargeRequest.late`
    * (DESIGN §12). `makeStore` makes one (with a short deadline and no retries, say); `arm(store)`
-   * makes its next charge be made by its backend but answered after the store gives up (a reply
-   * held back past the deadline). The suite then checks that the store throws, and hands that
-   * charge's outcome to `late` once, with a member that releases the cap place and a `now` that
+   * makes its next charge (or the charges of the next turn, sent together) be made by its backend
+   * but answered after the store gives up (a reply held back past the deadline; on Redis Cluster,
+   * a send's step 2). The suite then checks that the store throws, and hands each such charge's
+   * own outcome to its `late` once, with a member that releases the cap place and a `now` that
    * finds the record to `forget`. Without it those cases are not run; every case still checks
    * that a store never calls `late` of a charge it answered.
    */

@@ -14,8 +14,10 @@ const answered = new WeakMap<PolicyStore, { readonly id: string; calls: number }
  * `request` with a `ChargeRequest.late` that counts its calls, set as `createPolicy` sets it (not
  * enumerable), unless the request has one.
  */
-function watched(request: ChargeRequest): { request: ChargeRequest; spy: { readonly id: string; calls: number } | undefined } {
-  if (request.late !== undefined) return { request, spy: undefined };
+function watched(store: PolicyStore, request: ChargeRequest): { request: ChargeRequest; spy: { readonly id: string; calls: number } | undefined } {
+  // only where createPolicy sets one (a cap, or a keyed write on a store that can forget): a store's
+  // path for a charge without it is run too
+  if (request.late !== undefined || (request.cap === undefined && (request.idempotency === undefined || store.forget === undefined))) return { request, spy: undefined };
   const spy = { id: request.id, calls: 0 };
   const copy = { ...request };
   Object.defineProperty(copy, "late", { value: () => void spy.calls++, enumerable: false });
@@ -23,12 +25,12 @@ function watched(request: ChargeRequest): { request: ChargeRequest; spy: { reado
 }
 
 /**
- * `store.charge(request)`, checking the outcome's `now` and its number of windows. Every charge
- * carries a `late` (as `createPolicy` gives a send or a keyed write), which a store that answered
- * it must never call: the policy would undo a charge it let through.
+ * `store.charge(request)`, checking the outcome's `now` and its number of windows. A charge carries
+ * a `late` where `createPolicy` gives it one (a cap; a keyed write, when the store has `forget`),
+ * which a store that answered the charge must never call: `late` is for a charge it gave up on.
  */
 export async function charge(store: PolicyStore, request: ChargeRequest): Promise<ChargeOutcome> {
-  const { request: sent, spy } = watched(request);
+  const { request: sent, spy } = watched(store, request);
   const outcome = await store.charge(sent);
   if (outcome.now !== undefined) expect(outcome.now, "ChargeOutcome.now, when reported, is the request's now").toBe(request.now);
   expect(outcome.windows, "ChargeOutcome.windows lines up with ChargeRequest.budgets").toHaveLength(request.budgets.length);

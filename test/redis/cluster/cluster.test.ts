@@ -19,6 +19,7 @@ import { describeStoreConformance } from "../../../src/testing/index.js";
 import { key, post, get, T0 } from "../../fixtures.js";
 import { differentialTraces } from "../differential-trace.js";
 import { counting, lateReply } from "../helpers.js";
+import { CLUSTER_STEP1 } from "../../../src/redis/scripts/cluster-step1.js";
 import { CLUSTER_STEP2 } from "../../../src/redis/scripts/cluster-step2.js";
 import { CLUSTER_UNDO } from "../../../src/redis/scripts/cluster-undo.js";
 import { OwnCluster } from "./own-cluster.js";
@@ -153,6 +154,25 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
   });
 
   const conformancePrefixes = new WeakMap<RedisStore, string>();
+  const lateCalls = new WeakMap<RedisStore, ReturnType<typeof lastStepLate>>();
+  /**
+   * A call function that, once armed, hands over 400 ms late the reply of the next command that
+   * makes a charge's last step: a send's step 2, or a lone charge (a send's step 1 charges no cap,
+   * and a store that gives up on it never sends step 2); an error reply (NOSCRIPT) goes at once.
+   */
+  function lastStepLate(call: RedisCall): RedisCall & { arm: () => void } {
+    let armed = false;
+    const late = (command: "EVALSHA" | "EVAL", args: string[]) => {
+      const reply = call(command, args);
+      if (!armed || args[0] === CLUSTER_STEP1.sha || args[0] === CLUSTER_STEP1.source) return reply;
+      return reply.then((value) => {
+        if (!armed) return value;
+        armed = false;
+        return new Promise<unknown>((resolve) => setTimeout(() => resolve(value), 400));
+      });
+    };
+    return Object.assign(late, { arm: () => void (armed = true) });
+  }
   describeStoreConformance(
     "RedisStore (ioredis Cluster, cluster: true)",
     async () => {
@@ -163,7 +183,27 @@ describe("issue 11: RedisStore { cluster: true } on a real three-primary cluster
       conformancePrefixes.set(store, p);
       return store;
     },
-    { cleanup: (store) => cluster.cleanUp(conformancePrefixes.get(store)!), seed: 20_261_123, numRuns: 25 },
+    {
+      cleanup: (store) => cluster.cleanUp(conformancePrefixes.get(store)!),
+      seed: 20_261_123,
+      numRuns: 25,
+      // ChargeRequest.late on a cluster: a 100 ms deadline and no retry; once armed, the next command
+      // that makes a charge's last step (not a send's step 1, which charges no cap, and not an error
+      // reply, which the store answers by sending the script) has its reply read 400 ms late
+      lateReplies: {
+        makeStore: async () => {
+          await ready;
+          io ??= ioCluster();
+          const p = prefix();
+          const call = lastStepLate(ioCall(io));
+          const store = new RedisStore({ redis: call, prefix: p, cluster: true, timeoutMs: 100, retries: 0 });
+          conformancePrefixes.set(store, p);
+          lateCalls.set(store, call);
+          return store;
+        },
+        arm: (store) => lateCalls.get(store)!.arm(),
+      },
+    },
   );
 
   /**
