@@ -18,7 +18,12 @@ export interface CreatePolicyOptions {
   config?: PolicyConfig | PolicyOptions;
   /** Milliseconds since the epoch. Default `Date.now`. */
   clock?: () => number;
-  /** Request ids when the request carries none (`req_` is prefixed). Default: a random per-process prefix and a counter (unique across processes, not secret). */
+  /**
+   * Request ids when the request carries none (`req_` is prefixed, unless the id starts with it).
+   * Must return 1 to 128 characters of `A-Z a-z 0-9 . _ : -` (the id goes into `request_id` and
+   * headers); another value, or a throw, is a `PolicyConfigError` naming `generateId()`. Default: a
+   * random per-process prefix and a counter (unique across processes, not secret).
+   */
   generateId?: () => string;
   /** Let requests through, uncounted, when the store fails. Default false: 503 `service_unavailable`. */
   failOpen?: boolean;

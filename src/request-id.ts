@@ -2,6 +2,7 @@
  * Request ids (DESIGN §13, §14): `req_<id>`, from the host's id, the policy's generator, or, in the
  * pure API, derived from the inputs so that the same inputs always give the same id.
  */
+import { describeThrown, PolicyConfigError } from "./errors.js";
 import { FNV_BASIS, FNV_BASIS_2, FNV_PRIME, FNV_PRIME_2 } from "./hash.js";
 import { grantsCode } from "./permissions.js";
 import type { DescriptorRead } from "./request.js";
@@ -48,12 +49,35 @@ export function randomId(): string {
 }
 
 /**
- * A policy's request ids (`Decision.requestId`): the host's (see {@link requestIdOf}), else one from
+ * A policy's request ids (`Decision.requestId`): the host's (`req_` prefixed when it lacks it), else one from
  * `generateId`; with the default generator, `req_` and the id are built in one step.
  */
 export function requestIds(generateId: () => string): (given: string | undefined) => string {
-  if (generateId !== randomId) return (given) => requestIdOf(given, generateId);
+  if (generateId !== randomId) return (given) => hostRequestId(given) ?? generatedId(generateId);
   return (given) => hostRequestId(given) ?? nextId("req_");
+}
+
+/** What a host's `generateId` may return: what a request's own `requestId` may be (request.ts), as it goes into `request_id` and headers. */
+const GENERATED_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * `req_` and the id the host's `generateId` returns (as the host's request id: not prefixed twice).
+ * Its mistakes throw {@link PolicyConfigError} naming `generateId`, as a clock's do: an id that
+ * throws, is not a string, or holds what a header cannot (a CR LF reached `request_id`; found by a
+ * black-box review).
+ */
+function generatedId(generateId: () => string): string {
+  let id: unknown;
+  try {
+    id = generateId();
+  } catch (error) {
+    throw new PolicyConfigError("generateId()", `threw ${describeThrown(error)}`, { cause: error });
+  }
+  if (typeof id !== "string" || !GENERATED_ID.test(id) || id === "req_") {
+    const shown = typeof id === "string" ? JSON.stringify(id.length > 60 ? `${id.slice(0, 60)}…` : id) : id === null ? "null" : typeof id;
+    throw new PolicyConfigError("generateId()", `must return 1 to 128 characters of A-Z, a-z, 0-9, ".", "_", ":" and "-" (an id that goes into request_id and headers); returned ${shown}`);
+  }
+  return hostRequestId(id)!;
 }
 
 /**
@@ -251,7 +275,3 @@ export function whoCode(grants: Grants | undefined, account: boolean): number {
   return grantsCode(grants) * 2 + (account ? 1 : 0);
 }
 
-/** `req_<id>`: the host's id (prefixed when it lacks `req_`), or the fallback. */
-export function requestIdOf(given: string | undefined, fallback: () => string): string {
-  return hostRequestId(given) ?? `req_${fallback()}`;
-}

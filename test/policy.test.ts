@@ -14,6 +14,21 @@ describe("createPolicy over a store", () => {
     expect(d.headers["RateLimit-Remaining"]).toBe("59");
   });
 
+  it("DESIGN §10, §13: generateId's mistakes throw PolicyConfigError naming it (found by a black-box review: a CR LF reached request_id, a throw came back bare); an id with req_ is not prefixed twice", async () => {
+    const store = new MemoryStore();
+    const check = (generateId: () => unknown) => createPolicy({ store, clock: () => T0, generateId: generateId as () => string }).check(get("/newsletters/nl_1/subscribers"), who);
+    for (const bad of ["req_\r\nSet-Cookie: a=b", "", "req_", "a b", "x".repeat(129)] as unknown[]) {
+      await expect(check(() => bad), JSON.stringify(bad)).rejects.toMatchObject({ name: "PolicyConfigError", field: "generateId()" });
+    }
+    for (const bad of [42, null, undefined, {}]) await expect(check(() => bad)).rejects.toMatchObject({ field: "generateId()" });
+    await expect(check(() => { throw new Error("no entropy"); })).rejects.toMatchObject({ field: "generateId()", message: expect.stringContaining("no entropy") });
+    expect((await check(() => "req_abc")).requestId).toBe("req_abc");
+    expect((await check(() => "a.b:c-d_e")).requestId).toBe("req_a.b:c-d_e");
+    // the host's own id comes first, as before: the generator is not called
+    const given = await createPolicy({ store, clock: () => T0, generateId: () => { throw new Error("not called"); } }).check(get("/newsletters/nl_1/subscribers", { requestId: "abc" }), who);
+    expect(given.requestId).toBe("req_abc");
+  });
+
   it("status gives the JSON for GET /rate-limit: the same numbers as the headers", async () => {
     let now = T0;
     const policy = createPolicy({ clock: () => now });
