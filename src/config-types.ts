@@ -51,7 +51,12 @@ export interface BudgetSpec {
 
 /** Something the host should know about its config; it does not stop the policy. */
 export interface PolicyWarning {
-  /** `docs_url_default`: `docsUrl` was left unset, so error bodies link to the placeholder `https://docs.example.com/errors`. */
-  readonly code: "docs_url_default";
+  /**
+   * - `docs_url_default`: `docsUrl` was left unset, so error bodies link to the placeholder `https://docs.example.com/errors`.
+   * - `operation_needs_nothing`: an operation of the host's that writes, or takes a resource's id,
+   *   has no `needs`: any credential passes its permission check (a newsletter the request names is
+   *   still checked for reach). Give it `needs` unless every credential is meant to pass.
+   */
+  readonly code: "docs_url_default" | "operation_needs_nothing";
   readonly message: string;
 }

@@ -7,7 +7,7 @@ import type { OperationSpec } from "./catalogue.js";
 import type { BudgetSpec, PolicyOptions, PolicyWarning } from "./config-types.js";
 import { DEFAULT_DOCS_URL, knownKeys, record, resolveBudgets, resolveCaps, resolveDailyRetryAfter, resolveDayOffset, resolveDocsUrl, resolveRoles } from "./config-fields.js";
 import { PolicyConfigError } from "./errors.js";
-import { checkReplacements, compileOperation, operationEntries, policyHeader, type CompiledOperation } from "./operations.js";
+import { checkReplacements, compileOperation, operationEntries, policyHeader, type CompiledOperation, type OperationEntry } from "./operations.js";
 import { buildRoutes, type RouteTable } from "./router.js";
 import type { CapName, Family, Level } from "./types.js";
 
@@ -70,6 +70,7 @@ const compiled = new WeakMap<object, CompiledConfig>();
 const fromOptions = new WeakMap<object, CompiledConfig>();
 /** Once per process (per realm), whichever copy of the library compiles a config first. */
 const WARNED = Symbol.for("newsletter-policy.warned.docs_url_default");
+const WARNED_NEEDS = Symbol.for("newsletter-policy.warned.operation_needs_nothing");
 const OPTION_KEYS = ["budgets", "caps", "roles", "docsUrl", "dailyRetryAfter", "dayStartsAtUtcOffsetMinutes", "operations", "onWarning"] as const;
 
 /**
@@ -155,7 +156,21 @@ export function defineConfig(options: PolicyOptions = {}): PolicyConfig {
   });
   compiled.set(settings, config);
   if (options.docsUrl === undefined) warn(options.onWarning, { code: "docs_url_default", message: DOCS_URL_WARNING });
+  const open = entries.filter((entry, i) => {
+    const op = operations[i]!;
+    return op.reachWhenNamed && (op.isWrite || op.segments.includes(null));
+  });
+  if (open.length > 0) warn(options.onWarning, { code: "operation_needs_nothing", message: needsNothingWarning(open) });
   return settings;
+}
+
+/** The warning for host operations that write or take a resource's id and need nothing (a `needs` left out by mistake lets every credential through). */
+function needsNothingWarning(entries: readonly OperationEntry[]): string {
+  const named = entries.map((e) => `${e.field} (${e.spec.method} ${e.spec.path})`).join(", ");
+  return (
+    `newsletter-policy: ${named} ${entries.length === 1 ? "has" : "have"} no needs, so any credential passes ${entries.length === 1 ? "its" : "their"} permission check, whatever it was granted ` +
+    `(a newsletter the request names, PolicyRequest.newsletter, is still checked for reach). Give ${entries.length === 1 ? "it" : "each"} the permission it needs, e.g. needs: "webhooks: write", unless every credential is meant to pass.`
+  );
 }
 
 const DOCS_URL_WARNING =
@@ -168,11 +183,13 @@ function warn(onWarning: PolicyOptions["onWarning"], warning: PolicyWarning): vo
     onWarning(warning);
     return;
   }
-  const flags = globalThis as { [WARNED]?: true };
-  if (flags[WARNED]) return;
-  flags[WARNED] = true;
+  // once per process and code (a config compiled again, or by many policies, is told once)
+  const flag = warning.code === "docs_url_default" ? WARNED : WARNED_NEEDS;
+  const flags = globalThis as { [flag]?: true };
+  if (flags[flag]) return;
+  flags[flag] = true;
   const emit = (globalThis as { process?: { emitWarning?: (message: string, options: { type: string; code: string }) => void } }).process?.emitWarning;
-  if (typeof emit === "function") emit(warning.message, { type: "NewsletterPolicyWarning", code: "NEWSLETTER_POLICY_DOCS_URL_DEFAULT" });
+  if (typeof emit === "function") emit(warning.message, { type: "NewsletterPolicyWarning", code: `NEWSLETTER_POLICY_${warning.code.toUpperCase()}` });
   else console.warn(warning.message);
 }
 

@@ -26,6 +26,13 @@ export interface CompiledOperation {
   readonly segments: readonly (string | null)[];
   /** Index of the `{newsletter}` segment, or -1. */
   readonly newsletterAt: number;
+  /**
+   * A host's operation that needs nothing and names no newsletter in its path: where a request to
+   * it names its newsletter (`PolicyRequest.newsletter`), reach is checked on that newsletter
+   * (DESIGN §8), as for every operation on a newsletter. (The built-in `GET /rate-limit` needs
+   * nothing and is on no newsletter.)
+   */
+  readonly reachWhenNamed: boolean;
   readonly expandPaths: readonly string[];
 }
 
@@ -260,6 +267,7 @@ export function compileOperation(entry: OperationEntry, budgets: readonly Budget
     isWrite,
     segments: segments.map((s) => (s.startsWith("{") && s.endsWith("}") ? null : s)),
     newsletterAt,
+    reachWhenNamed: needs === undefined && newsletterAt < 0 && !isBuiltIn(entry),
     expandPaths: Object.keys(spec.expand ?? {}),
   });
 }

@@ -270,7 +270,10 @@ export function plan(config: CompiledConfig, input: unknown, credential: Credent
     const message = say.lacksAccount(request.method, request.path);
     return planOf(config, op, request.requestId, undefined, undefined, insufficientScope({ specCase: 3, needed: "account: read", message, held: [], allowedValues: ["account: read"] }));
   }
-  const onNewsletter = op.newsletterAt >= 0 || op.needs !== undefined || op.spec.cap !== undefined;
+  // a host's operation that needs nothing is on a newsletter where the request names one: a
+  // credential that does not reach it is answered 404 (DESIGN §8; found by a black-box review: a
+  // credential that reached no newsletter at all was let through DELETE /webhooks/{webhook})
+  const onNewsletter = op.newsletterAt >= 0 || op.needs !== undefined || op.spec.cap !== undefined || (op.reachWhenNamed && (request.newsletter !== undefined || request.newsletterProblem !== undefined));
   if (!onNewsletter) return withIdempotencyKey(config, op, request, undefined, undefined, checkInput(op, request));
   // the request was read defensively; what throws from here is the host's credential (its grants)
   // or roles (roleOf names them): a PolicyConfigError naming it, never a bare TypeError

@@ -5,7 +5,7 @@
  * them survived every test.
  */
 import { describe, expect, it } from "vitest";
-import { defineConfig, emptyUsage, evaluate, type Credential } from "../src/index.js";
+import { createPolicy, defineConfig, emptyUsage, evaluate, permitted, type Credential, type PolicyRequest, type PolicyWarning } from "../src/index.js";
 import { T0 } from "./fixtures.js";
 
 describe("a host operation with a daily cap off a {newsletter} path (DESIGN §8, §11; spec §8 daily caps)", () => {
@@ -58,5 +58,57 @@ describe("routing: a path with more literal segments wins over one with a parame
       const other = decide("/newsletters/nl_1/reports/r_1");
       expect([other.status, other.operation]).toEqual([200, "reports.get"]);
     }
+  });
+});
+
+describe("DESIGN §8, §11: a host operation that needs nothing and names no newsletter in its path (found by a black-box review: DELETE /webhooks/{webhook} without needs let a credential that reached no newsletter through, with any newsletter named)", () => {
+  const warnings: PolicyWarning[] = [];
+  const config = defineConfig({
+    docsUrl: "https://example.com/errors",
+    onWarning: (w) => warnings.push(w),
+    operations: [
+      { id: "webhooks.delete", method: "DELETE", path: "/webhooks/{webhook}" },
+      { id: "ping", method: "GET", path: "/ping" },
+    ],
+  });
+  const nobody: Credential = { id: "key_nobody", kind: "api_key", newsletters: {} };
+  const member: Credential = { id: "key_member", kind: "api_key", newsletters: { nl_1: { content: "read" } } };
+  // a newsletter of any shape: what a host's resolver hands over is untrusted
+  const del = (newsletter?: unknown): PolicyRequest => ({ method: "DELETE", path: "/webhooks/w_1", ...(newsletter !== undefined && { newsletter: newsletter as string }) });
+
+  it("where the request names its newsletter, a credential that does not reach it is 404 (not minted for it, no role there now), on both APIs", async () => {
+    for (const [credential, roles, newsletter, status] of [
+      [nobody, {}, "nl_1", 404],
+      [nobody, {}, "nl_9", 404],
+      [member, {}, "nl_1", 404], // minted for it, no role there now
+      [member, { nl_1: "owner" }, "nl_2", 404],
+      [member, { nl_1: "owner" }, "nl_1", 200],
+    ] as const) {
+      const pure = evaluate(del(newsletter), { credential, roles, usage: emptyUsage(), now: T0, config }).decision;
+      const policy = createPolicy({ config, clock: () => T0 });
+      const checked = await policy.check(del(newsletter), { credential, roles });
+      expect([pure.status, checked.status], `${credential.id} on ${newsletter}`).toEqual([status, status]);
+      if (status === 404) expect(pure.body?.error.code).toBe("not_found");
+    }
+    // a newsletter that cannot be read is 400 naming it, never allowed
+    expect(evaluate(del(42), { credential: nobody, roles: {}, usage: emptyUsage(), now: T0, config }).decision.status).toBe(400);
+  });
+
+  it("with no newsletter named it needs only a credential, as declared; permitted() lists it as evaluate decides", () => {
+    expect(evaluate(del(), { credential: nobody, roles: {}, usage: emptyUsage(), now: T0, config }).decision.status).toBe(200);
+    const listed = (credential: Credential, roles: Record<string, string>) => permitted({ credential, roles }, "nl_1", config).operations.find((op) => op.id === "webhooks.delete")!;
+    expect(listed(nobody, {})).toMatchObject({ allowed: false, refusal: { status: 404 } });
+    expect(listed(member, { nl_1: "owner" })).toMatchObject({ allowed: true });
+  });
+
+  it("the host is warned (operation_needs_nothing) of such an operation that writes or takes a resource's id, naming it; not of GET /ping, and never of a built-in", () => {
+    const mine = warnings.filter((w) => w.code === "operation_needs_nothing");
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.message).toContain("operations[0] (DELETE /webhooks/{webhook})");
+    expect(mine[0]!.message).not.toContain("/ping");
+    const quiet: PolicyWarning[] = [];
+    defineConfig({ docsUrl: "https://example.com/errors", onWarning: (w) => quiet.push(w), operations: [{ id: "ping", method: "GET", path: "/ping" }, { id: "webhooks.delete", method: "DELETE", path: "/webhooks/{webhook}", needs: "webhooks: write" }] });
+    defineConfig({ docsUrl: "https://example.com/errors", onWarning: (w) => quiet.push(w) });
+    expect(quiet).toEqual([]);
   });
 });
